@@ -1,0 +1,324 @@
+"""The typed registry of Hudi's configuration keys.
+
+Every option pyhudi understands is declared once here with Hudi's key, Hudi's default, its type
+and a doc line. Options arrive as strings (Spark lower-cases their keys), so lookups are
+case-insensitive and values are parsed and validated against the declared type.
+"""
+
+from __future__ import annotations
+
+import difflib
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from .errors import HoodieConfigError
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ConfigProperty(Generic[T]):
+    """One Hudi option: key, default (None = no default), parser and the values it accepts."""
+
+    key: str
+    default: T | None
+    type: type
+    doc: str
+    choices: tuple[str, ...] = ()
+    alternatives: tuple[str, ...] = ()
+    validate: Callable[[T], bool] | None = field(default=None, compare=False)
+
+    def parse(self, raw: Any) -> T:
+        value = _PARSERS[self.type](self.key, raw)
+        if self.choices:
+            upper = str(value).upper()
+            allowed = {c.upper(): c for c in self.choices}
+            if upper not in allowed:
+                raise HoodieConfigError(
+                    f"{self.key}={raw!r} is not supported; expected one of {', '.join(self.choices)}"
+                )
+            value = allowed[upper]
+        if self.validate is not None and not self.validate(value):
+            raise HoodieConfigError(f"{self.key}={raw!r} is invalid: {self.doc}")
+        return value
+
+
+def _parse_bool(key: str, raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no"):
+        return False
+    raise HoodieConfigError(f"{key}={raw!r} is not a boolean (true/false)")
+
+
+def _parse_int(key: str, raw: Any) -> int:
+    try:
+        return int(str(raw).strip())
+    except ValueError:
+        raise HoodieConfigError(f"{key}={raw!r} is not an integer") from None
+
+
+def _parse_float(key: str, raw: Any) -> float:
+    try:
+        return float(str(raw).strip())
+    except ValueError:
+        raise HoodieConfigError(f"{key}={raw!r} is not a number") from None
+
+
+def _parse_str(key: str, raw: Any) -> str:
+    return str(raw)
+
+
+_PARSERS: dict[type, Callable[[str, Any], Any]] = {
+    bool: _parse_bool,
+    int: _parse_int,
+    float: _parse_float,
+    str: _parse_str,
+}
+
+REGISTRY: dict[str, ConfigProperty[Any]] = {}
+
+
+def define(
+    key: str,
+    default: Any,
+    type_: type,
+    doc: str,
+    choices: Iterable[str] = (),
+    alternatives: Iterable[str] = (),
+    validate: Callable[[Any], bool] | None = None,
+) -> ConfigProperty[Any]:
+    """Declare an option; a key is declared once."""
+    if key in REGISTRY:
+        raise ValueError(f"config key declared twice: {key}")
+    prop = ConfigProperty(key, default, type_, doc, tuple(choices), tuple(alternatives), validate)
+    REGISTRY[key] = prop
+    return prop
+
+
+def _positive(value: float) -> bool:
+    return value > 0
+
+
+def _non_negative(value: float) -> bool:
+    return value >= 0
+
+
+# --- table identity (persisted in hoodie.properties) ---------------------------------------------
+TABLE_NAME = define("hoodie.table.name", None, str, "Table name, stored in hoodie.properties.",
+                    alternatives=("hoodie.datasource.write.table.name",))
+DATABASE_NAME = define("hoodie.database.name", "default", str,
+                       "Database name, part of the hoodie.properties checksum.")
+TABLE_TYPE = define("hoodie.datasource.write.table.type", "COPY_ON_WRITE", str,
+                    "Table type: COPY_ON_WRITE or MERGE_ON_READ.",
+                    choices=("COPY_ON_WRITE", "MERGE_ON_READ"), alternatives=("hoodie.table.type",))
+OPERATION = define(
+    "hoodie.datasource.write.operation", "upsert", str, "Write operation.",
+    choices=("upsert", "insert", "bulk_insert", "delete", "insert_overwrite",
+             "insert_overwrite_table", "delete_partition"),
+)
+RECORDKEY_FIELD = define("hoodie.datasource.write.recordkey.field", None, str,
+                         "Comma-separated record key field(s).",
+                         alternatives=("hoodie.table.recordkey.fields",))
+PARTITIONPATH_FIELD = define("hoodie.datasource.write.partitionpath.field", None, str,
+                             "Comma-separated partition path field(s); Custom keygen: field:TYPE.",
+                             alternatives=("hoodie.table.partition.fields",))
+PRECOMBINE_FIELD = define("hoodie.datasource.write.precombine.field", "ts", str,
+                          "Field that orders versions of one key.",
+                          alternatives=("hoodie.table.precombine.field",))
+KEYGENERATOR_CLASS = define("hoodie.datasource.write.keygenerator.class", None, str,
+                            "Key generator class; inferred from the key and partition fields when absent.",
+                            alternatives=("hoodie.table.keygenerator.class",))
+KEYGENERATOR_TYPE = define("hoodie.datasource.write.keygenerator.type", None, str,
+                           "Key generator type (SIMPLE, COMPLEX, NON_PARTITION, TIMESTAMP, CUSTOM).",
+                           choices=("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP", "CUSTOM"))
+HIVE_STYLE_PARTITIONING = define("hoodie.datasource.write.hive_style_partitioning", False, bool,
+                                 "Partition folders named field=value.")
+URL_ENCODE_PARTITIONING = define("hoodie.datasource.write.partitionpath.urlencode", False, bool,
+                                 "URL-encode partition path values.")
+POPULATE_META_FIELDS = define("hoodie.populate.meta.fields", True, bool,
+                              "Fill the _hoodie_* meta columns.")
+METADATA_ENABLE = define("hoodie.metadata.enable", False, bool,
+                         "Metadata table; pyhudi does not write it yet, so only false is accepted.",
+                         validate=lambda v: v is False)
+TIMELINE_TIMEZONE = define("hoodie.table.timeline.timezone", "LOCAL", str,
+                           "Time zone of generated instant times.", choices=("LOCAL", "UTC"))
+BASE_FILE_FORMAT = define("hoodie.table.base.file.format", "PARQUET", str, "Base file format.",
+                          choices=("PARQUET",))
+PAYLOAD_CLASS = define(
+    "hoodie.datasource.write.payload.class",
+    "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload", str,
+    "Payload class that merges versions of a record.",
+    choices=("org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
+             "org.apache.hudi.common.model.DefaultHoodieRecordPayload"),
+)
+PARTITIONS_TO_DELETE = define("hoodie.datasource.write.partitions.to.delete", None, str,
+                              "Comma-separated partition paths removed by delete_partition.")
+BULK_INSERT_SORT_MODE = define("hoodie.bulkinsert.sort.mode", "NONE", str,
+                               "Sort of bulk_insert input: NONE, GLOBAL_SORT, PARTITION_SORT.",
+                               choices=("NONE", "GLOBAL_SORT", "PARTITION_SORT"))
+COMBINE_BEFORE_INSERT = define("hoodie.combine.before.insert", False, bool,
+                               "Dedupe incoming records by key before insert/bulk_insert.")
+COMBINE_BEFORE_UPSERT = define("hoodie.combine.before.upsert", True, bool,
+                               "Dedupe incoming records by key before upsert.")
+RECONCILE_SCHEMA = define("hoodie.datasource.write.reconcile.schema", False, bool,
+                          "Accept writes whose schema lacks table columns (filled with nulls).")
+
+# --- storage ------------------------------------------------------------------------------------
+PARQUET_MAX_FILE_SIZE = define("hoodie.parquet.max.file.size", 125829120, int,
+                               "Target size of a base file in bytes.", validate=_positive)
+PARQUET_SMALL_FILE_LIMIT = define("hoodie.parquet.small.file.limit", 104857600, int,
+                                  "Base files below this size take new inserts.", validate=_non_negative)
+PARQUET_BLOCK_SIZE = define("hoodie.parquet.block.size", 125829120, int, "Parquet row group size in bytes.",
+                            validate=_positive)
+PARQUET_PAGE_SIZE = define("hoodie.parquet.page.size", 1048576, int, "Parquet page size in bytes.",
+                           validate=_positive)
+PARQUET_COMPRESSION = define("hoodie.parquet.compression.codec", "gzip", str, "Parquet compression codec.",
+                             choices=("gzip", "snappy", "zstd", "lz4", "uncompressed", "brotli"))
+PARQUET_COMPRESSION_RATIO = define("hoodie.parquet.compression.ratio", 0.1, float,
+                                   "Expected compression ratio of parquet data.", validate=_positive)
+PARQUET_DICTIONARY = define("hoodie.parquet.dictionary.enabled", True, bool, "Parquet dictionary encoding.")
+RECORD_SIZE_ESTIMATE = define("hoodie.copyonwrite.record.size.estimate", 1024, int,
+                              "Record size estimate in bytes before any commit exists.", validate=_positive)
+INSERT_SPLIT_SIZE = define("hoodie.copyonwrite.insert.split.size", 500000, int,
+                           "Records per new file group.", validate=_positive)
+INSERT_AUTO_SPLIT = define("hoodie.copyonwrite.insert.auto.split", True, bool,
+                           "Size new file groups from the record size estimate.")
+
+# --- bloom filter -----------------------------------------------------------------------------
+BLOOM_FILTER_TYPE = define("hoodie.bloom.index.filter.type", "DYNAMIC_V0", str,
+                           "Bloom filter type in base file footers.", choices=("SIMPLE", "DYNAMIC_V0"))
+BLOOM_NUM_ENTRIES = define("hoodie.index.bloom.num_entries", 60000, int,
+                           "Keys a bloom filter is sized for.", validate=_positive)
+BLOOM_FPP = define("hoodie.index.bloom.fpp", 0.000000001, float, "Bloom filter false positive rate.",
+                   validate=lambda v: 0 < v < 1)
+BLOOM_DYNAMIC_MAX_ENTRIES = define("hoodie.bloom.index.filter.dynamic.max.entries", 100000, int,
+                                   "Key capacity of a DYNAMIC_V0 filter.", validate=_positive)
+
+# --- key generators ---------------------------------------------------------------------------
+TS_TYPE = define("hoodie.keygen.timebased.timestamp.type", None, str, "Type of the timestamp field.",
+                 choices=("UNIX_TIMESTAMP", "DATE_STRING", "MIXED", "EPOCHMILLISECONDS", "SCALAR"))
+TS_SCALAR_UNIT = define("hoodie.keygen.timebased.timestamp.scalar.time.unit", "SECONDS", str,
+                        "Unit of SCALAR timestamps.",
+                        choices=("NANOSECONDS", "MICROSECONDS", "MILLISECONDS", "SECONDS", "MINUTES",
+                                 "HOURS", "DAYS"))
+TS_INPUT_FORMAT = define("hoodie.keygen.timebased.input.dateformat", "", str,
+                         "Input date format(s) of DATE_STRING timestamps (Joda pattern).")
+TS_INPUT_FORMAT_DELIMITER = define("hoodie.keygen.timebased.input.dateformat.list.delimiter.regex", ",",
+                                   str, "Delimiter between several input date formats.")
+TS_INPUT_TIMEZONE = define("hoodie.keygen.timebased.input.timezone", "UTC", str, "Time zone of input dates.")
+TS_OUTPUT_FORMAT = define("hoodie.keygen.timebased.output.dateformat", "", str,
+                          "Output date format of the partition path (Joda pattern).")
+TS_OUTPUT_TIMEZONE = define("hoodie.keygen.timebased.output.timezone", "UTC", str,
+                            "Time zone of the partition path.")
+TS_TIMEZONE = define("hoodie.keygen.timebased.timezone", "UTC", str, "Deprecated: time zone of both.")
+
+# --- markers and failed writes -------------------------------------------------------------------
+MARKERS_TYPE = define("hoodie.write.markers.type", "DIRECT", str,
+                      "Marker type; pyhudi writes DIRECT markers (no timeline server).",
+                      choices=("DIRECT", "TIMELINE_SERVER_BASED"))
+FAILED_WRITES_POLICY = define("hoodie.cleaner.policy.failed.writes", "EAGER", str,
+                              "When failed writes are rolled back.", choices=("EAGER", "LAZY", "NEVER"))
+
+# --- reads ------------------------------------------------------------------------------------
+QUERY_TYPE = define("hoodie.datasource.query.type", "snapshot", str, "Query type.",
+                    choices=("snapshot", "read_optimized", "incremental"))
+
+# --- keys Hudi accepts and pyhudi ignores on purpose --------------------------------------------
+IGNORED_KEYS = frozenset(
+    {
+        "hoodie.upsert.shuffle.parallelism",
+        "hoodie.insert.shuffle.parallelism",
+        "hoodie.bulkinsert.shuffle.parallelism",
+        "hoodie.delete.shuffle.parallelism",
+        "hoodie.datasource.write.row.writer.enable",
+        "hoodie.embed.timeline.server",
+    }
+)
+
+_NON_HOODIE_KEYS = frozenset({"path", "location", "provider", "owner", "__partition_columns"})
+
+
+def _canonical(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Map case-insensitive keys (and alternative keys) onto the declared keys."""
+    by_lower = {k.lower(): k for k in REGISTRY}
+    for prop in REGISTRY.values():
+        for alt in prop.alternatives:
+            by_lower.setdefault(alt.lower(), prop.key)
+    out: dict[str, Any] = {}
+    for key, value in options.items():
+        canonical = by_lower.get(key.lower(), key)
+        if canonical in out and canonical != key:
+            continue
+        out[canonical] = value
+    return out
+
+
+def closest_key(key: str) -> str | None:
+    matches = difflib.get_close_matches(key.lower(), [k.lower() for k in REGISTRY], n=1, cutoff=0.6)
+    if not matches:
+        return None
+    return next(k for k in REGISTRY if k.lower() == matches[0])
+
+
+class HoodieConfig:
+    """Validated options of one write or read.
+
+    Construction parses every declared key that is present, so a bad value fails before any
+    file is touched. Unknown `hoodie.*` keys warn with the closest known key.
+    """
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        self.raw: dict[str, Any] = _canonical(dict(options or {}))
+        self._values: dict[str, Any] = {}
+        for key, value in self.raw.items():
+            prop = REGISTRY.get(key)
+            if prop is not None:
+                if value is not None:
+                    self._values[key] = prop.parse(value)
+            elif key.lower().startswith("hoodie.") and key.lower() not in IGNORED_KEYS:
+                hint = closest_key(key)
+                suffix = f"; did you mean {hint}?" if hint else ""
+                warnings.warn(f"unknown option {key}{suffix}", UserWarning, stacklevel=3)
+
+    def get(self, prop: ConfigProperty[T]) -> T | None:
+        if prop.key in self._values:
+            return self._values[prop.key]
+        return prop.default
+
+    def require(self, prop: ConfigProperty[T]) -> T:
+        value = self.get(prop)
+        if value is None or value == "":
+            raise HoodieConfigError(f"option {prop.key} is required: {prop.doc}")
+        return value
+
+    def is_set(self, prop: ConfigProperty[Any]) -> bool:
+        return prop.key in self._values
+
+    def raw_value(self, key: str) -> Any:
+        return self.raw.get(key)
+
+    def with_values(self, updates: Mapping[str, Any]) -> "HoodieConfig":
+        """A copy with some keys replaced."""
+        merged = dict(self.raw)
+        merged.update(updates)
+        return HoodieConfig(merged)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.raw)
+
+    @staticmethod
+    def non_hoodie_keys() -> frozenset[str]:
+        return _NON_HOODIE_KEYS
+
+
+def list_fields(value: str | None) -> list[str]:
+    """Split a comma-separated field list, dropping blanks."""
+    if not value:
+        return []
+    return [part.strip() for part in value.split(",") if part.strip()]

@@ -1,0 +1,217 @@
+"""One storage layer over fsspec, so local disk, memory and S3 behave the same.
+
+Paths handed to a Storage are relative to the table's base path and use "/" separators.
+Nothing here renames or appends: object stores offer neither, and the table format must not
+need them for correctness.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import IO, Any
+
+import fsspec
+from fsspec.core import url_to_fs
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """A listed file: its path relative to the base path, its size and modification time (epoch s)."""
+
+    path: str
+    size: int
+    mtime: float
+
+    @property
+    def name(self) -> str:
+        return posixpath.basename(self.path)
+
+
+def _mtime(info: dict[str, Any]) -> float:
+    for key in ("mtime", "LastModified", "last_modified", "created"):
+        value = info.get(key)
+        if value is None:
+            continue
+        if hasattr(value, "timestamp"):
+            return float(value.timestamp())
+        return float(value)
+    return 0.0
+
+
+class Storage:
+    """A table's base path on some fsspec file system.
+
+    Picklable: executors rebuild the file system from the URL and options, so the same object
+    travels from the Spark driver to the tasks.
+    """
+
+    def __init__(self, base_path: str, storage_options: dict[str, Any] | None = None) -> None:
+        self.storage_options = dict(storage_options or {})
+        self.base_url = base_path.rstrip("/") or "/"
+        self._fs: fsspec.AbstractFileSystem | None = None
+        self._root: str | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"storage_options": self.storage_options, "base_url": self.base_url}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["base_url"], state["storage_options"])
+
+    def _connect(self) -> None:
+        fs, root = url_to_fs(self.base_url, **self.storage_options)
+        self._fs, self._root = fs, root.rstrip("/") or "/"
+
+    @property
+    def fs(self) -> fsspec.AbstractFileSystem:
+        if self._fs is None:
+            self._connect()
+        assert self._fs is not None
+        return self._fs
+
+    @property
+    def root(self) -> str:
+        """The base path as the file system spells it (no protocol)."""
+        if self._root is None:
+            self._connect()
+        assert self._root is not None
+        return self._root
+
+    @property
+    def is_local(self) -> bool:
+        protocol = self.fs.protocol
+        protocols = (protocol,) if isinstance(protocol, str) else tuple(protocol)
+        return "file" in protocols or "local" in protocols
+
+    @property
+    def scheme(self) -> str:
+        protocol = self.fs.protocol
+        return protocol if isinstance(protocol, str) else protocol[0]
+
+    def full(self, rel: str = "") -> str:
+        """The file system path of `rel` (relative to the base path)."""
+        rel = rel.strip("/")
+        return f"{self.root}/{rel}" if rel else self.root
+
+    def url(self, rel: str = "") -> str:
+        """A URL with protocol, for readers (hudi-rs, pyarrow) outside this layer."""
+        return self.fs.unstrip_protocol(self.full(rel))
+
+    def relative(self, full_path: str) -> str:
+        full_path = self.fs._strip_protocol(full_path).rstrip("/")
+        if full_path == self.root:
+            return ""
+        prefix = self.root.rstrip("/") + "/"
+        if not full_path.startswith(prefix):
+            raise ValueError(f"{full_path} is not under {self.root}")
+        return full_path[len(prefix):]
+
+    def exists(self, rel: str) -> bool:
+        return bool(self.fs.exists(self.full(rel)))
+
+    def is_dir(self, rel: str) -> bool:
+        return bool(self.fs.isdir(self.full(rel)))
+
+    def read_bytes(self, rel: str) -> bytes:
+        with self.fs.open(self.full(rel), "rb") as f:
+            return f.read()
+
+    def read_text(self, rel: str) -> str:
+        return self.read_bytes(rel).decode("utf-8")
+
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        """Write a whole file at once; parents are created where the store has directories."""
+        path = self.full(rel)
+        self._ensure_parent(path)
+        with self.fs.open(path, "wb") as f:
+            f.write(data)
+
+    def write_text(self, rel: str, text: str) -> None:
+        self.write_bytes(rel, text.encode("utf-8"))
+
+    def create_new(self, rel: str, data: bytes = b"") -> None:
+        """Create a file that must not exist yet (timeline transitions are create-if-absent)."""
+        if self.exists(rel):
+            raise FileExistsError(self.full(rel))
+        self.write_bytes(rel, data)
+
+    def _ensure_parent(self, path: str) -> None:
+        if self.is_local:
+            self.fs.makedirs(posixpath.dirname(path), exist_ok=True)
+
+    def makedirs(self, rel: str) -> None:
+        """Create a folder; on object stores folders are implicit, so this is a no-op there."""
+        if self.is_local:
+            self.fs.makedirs(self.full(rel), exist_ok=True)
+
+    def open_input(self, rel: str) -> IO[bytes]:
+        return self.fs.open(self.full(rel), "rb")
+
+    def open_output(self, rel: str) -> IO[bytes]:
+        path = self.full(rel)
+        self._ensure_parent(path)
+        return self.fs.open(path, "wb")
+
+    def size(self, rel: str) -> int:
+        return int(self.fs.size(self.full(rel)))
+
+    def list(self, rel: str = "") -> list[FileInfo]:
+        """Files (not folders) directly under `rel`; empty when `rel` does not exist."""
+        try:
+            entries = self.fs.ls(self.full(rel), detail=True, refresh=True)
+        except FileNotFoundError:
+            return []
+        return [
+            FileInfo(self.relative(e["name"]), int(e.get("size") or 0), _mtime(e))
+            for e in entries
+            if e.get("type") != "directory"
+        ]
+
+    def list_dirs(self, rel: str = "") -> list[str]:
+        """Sub-folders directly under `rel`, relative to the base path."""
+        try:
+            entries = self.fs.ls(self.full(rel), detail=True, refresh=True)
+        except FileNotFoundError:
+            return []
+        return [self.relative(e["name"]) for e in entries if e.get("type") == "directory"]
+
+    def walk_files(self, rel: str = "", skip_dirs: tuple[str, ...] = ()) -> list[FileInfo]:
+        """Every file below `rel`, skipping the top-level folders named in `skip_dirs`."""
+        out: list[FileInfo] = []
+        pending = [rel]
+        while pending:
+            current = pending.pop()
+            try:
+                entries = self.fs.ls(self.full(current), detail=True, refresh=True)
+            except FileNotFoundError:
+                continue
+            for e in entries:
+                child = self.relative(e["name"])
+                if e.get("type") == "directory":
+                    if child not in skip_dirs:
+                        pending.append(child)
+                else:
+                    out.append(FileInfo(child, int(e.get("size") or 0), _mtime(e)))
+        return out
+
+    def delete(self, rel: str) -> bool:
+        """Delete one file; False when it was already gone (deletes are idempotent)."""
+        try:
+            self.fs.rm_file(self.full(rel))
+            return True
+        except FileNotFoundError:
+            return False
+
+    def delete_tree(self, rel: str) -> None:
+        try:
+            self.fs.rm(self.full(rel), recursive=True)
+        except FileNotFoundError:
+            pass
+
+    def pyarrow_fs(self) -> Any:
+        """A pyarrow FileSystem over the same store, for parquet reads and writes."""
+        from pyarrow.fs import FSSpecHandler, LocalFileSystem, PyFileSystem
+
+        if self.is_local:
+            return LocalFileSystem()
+        return PyFileSystem(FSSpecHandler(self.fs))
