@@ -1,0 +1,353 @@
+"""Hudi base files: parquet with the five meta columns and the bloom / key-range footer.
+
+Java Hudi's bloom index and hudi-rs read what is written here, so footer keys and values follow
+FORMAT.md section 4 to the byte. Parquet is written with INT64 micro timestamps, 3-level (compliant)
+lists and no INT96, which both Java parquet-avro and arrow-rs read.
+
+`store_schema=False`: pyarrow's `ARROW:schema` footer hint would make Arrow readers (hudi-rs, daft,
+pyarrow) reconstruct types from the writer's Arrow schema (int8, large_string, time zones...), so a
+table mixing files written by Java Hudi and by us would read back with different types per file.
+Without the hint every reader derives the same types from the Parquet logical types alone, exactly as
+it does for Java-written files.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..errors import HoodieError, HoodieKeyError, HoodieSchemaError
+from ..storage import Storage
+from .bloom import DYNAMIC_V0, BloomFilter, load_bloom_filter, new_bloom_filter
+
+META_COLUMNS = [
+    "_hoodie_commit_time",
+    "_hoodie_commit_seqno",
+    "_hoodie_record_key",
+    "_hoodie_partition_path",
+    "_hoodie_file_name",
+]
+COMMIT_TIME_COL, SEQNO_COL, RECORD_KEY_COL, PARTITION_PATH_COL, FILE_NAME_COL = META_COLUMNS
+
+BLOOM_FILTER_KEY = "org.apache.hudi.bloomfilter"
+LEGACY_BLOOM_FILTER_KEY = "com.uber.hoodie.bloomfilter"
+BLOOM_TYPE_CODE_KEY = "hoodie_bloom_filter_type_code"
+MIN_RECORD_KEY = "hoodie_min_record_key"
+MAX_RECORD_KEY = "hoodie_max_record_key"
+AVRO_SCHEMA_KEY = "parquet.avro.schema"
+
+# The first row group is flushed early so the compression ratio is known when sizing the rest.
+_FIRST_ROW_GROUP_BYTES = 16 * 1024 * 1024
+
+
+def meta_schema_fields() -> list[pa.Field]:
+    return [pa.field(name, pa.string(), nullable=True) for name in META_COLUMNS]
+
+
+def _constant(value: str | None, n: int) -> pa.Array:
+    nulls = pa.nulls(n, pa.string())
+    return nulls if value is None else pc.fill_null(nulls, value)
+
+
+def _seqnos(commit_time: str, task_partition_id: int, n: int, start: int) -> pa.Array:
+    numbers = pa.array(np.arange(start, start + n, dtype=np.int64)).cast(pa.string())
+    return pc.binary_join_element_wise(f"{commit_time}_{task_partition_id}_", numbers, "")
+
+
+def with_meta_columns(
+    data: pa.Table,
+    commit_time: str,
+    task_partition_id: int,
+    record_keys: pa.Array | pa.ChunkedArray,
+    partition_path: str,
+    file_name: str,
+    populate_meta_fields: bool = True,
+    seqno_start: int = 0,
+) -> pa.Table:
+    """`data` with Hudi's meta columns first (any existing ones replaced).
+
+    With populate_meta_fields false Hudi still fills `_hoodie_file_name` and leaves the others null.
+    """
+    n = data.num_rows
+    body = data.drop_columns([c for c in META_COLUMNS if c in data.column_names])
+    if populate_meta_fields:
+        if len(record_keys) != n:
+            raise HoodieKeyError(f"{len(record_keys)} record keys given for {n} rows of {file_name}")
+        columns: list[Any] = [
+            _constant(commit_time, n),
+            _seqnos(commit_time, task_partition_id, n, seqno_start),
+            record_keys.cast(pa.string()),
+            _constant(partition_path, n),
+            _constant(file_name, n),
+        ]
+    else:
+        columns = [_constant(None, n)] * 4 + [_constant(file_name, n)]
+    schema = pa.schema(meta_schema_fields() + list(body.schema), metadata=body.schema.metadata)
+    return pa.Table.from_arrays(columns + list(body.columns), schema=schema)
+
+
+_UTF16_LUT = np.arange(256, dtype=np.uint8)
+_UTF16_LUT[0xEE], _UTF16_LUT[0xEF] = 0xF5, 0xF6
+_UTF16_INVERSE = np.arange(256, dtype=np.uint8)
+_UTF16_INVERSE[0xF5], _UTF16_INVERSE[0xF6] = 0xEE, 0xEF
+
+
+def utf16_sort_bytes(value: str) -> bytes:
+    """Bytes whose order is Java's String.compareTo order (see `utf16_min_max`)."""
+    return _UTF16_LUT[np.frombuffer(value.encode("utf-8"), dtype=np.uint8)].tobytes()
+
+
+def _from_sort_bytes(raw: bytes) -> str:
+    return _UTF16_INVERSE[np.frombuffer(raw, dtype=np.uint8)].tobytes().decode("utf-8")
+
+
+def utf16_min_max(keys: pa.Array | pa.ChunkedArray) -> tuple[str, str] | None:
+    """Min and max key in UTF-16 code-unit order (Java String.compareTo); None when all are null.
+
+    UTF-8 byte order is code-point order; UTF-16 differs only in putting U+E000..U+FFFF (UTF-8 lead
+    bytes EE/EF) after supplementary characters (lead bytes F0-F4). Remapping EE->F5 and EF->F6, bytes
+    that never occur in UTF-8, gives byte strings whose order is UTF-16 order, fully vectorized.
+    """
+    arr = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+    arr = arr.cast(pa.large_binary())
+    if arr.null_count == len(arr):
+        return None
+    buffers = arr.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=np.int64)[arr.offset : arr.offset + len(arr) + 1]
+    raw = buffers[2] if buffers[2] is not None else pa.py_buffer(b"")
+    data = np.frombuffer(raw, dtype=np.uint8)[offsets[0] : offsets[-1]]
+    if data.size and data.max() >= 0xEE:
+        validity = pc.is_valid(arr).buffers()[1] if arr.null_count else None
+        arr = pa.LargeBinaryArray.from_buffers(
+            pa.large_binary(),
+            len(arr),
+            [validity, pa.py_buffer(offsets - offsets[0]), pa.py_buffer(_UTF16_LUT[data])],
+            arr.null_count,
+        )
+    result = pc.min_max(arr)
+    return _from_sort_bytes(result["min"].as_py()), _from_sort_bytes(result["max"].as_py())
+
+
+@dataclass
+class BaseFileStats:
+    path: str
+    num_rows: int
+    file_size: int
+    min_record_key: str | None
+    max_record_key: str | None
+
+
+@dataclass
+class BaseFileFooter:
+    num_rows: int
+    min_record_key: str | None
+    max_record_key: str | None
+    schema: pa.Schema
+    bloom_serialized: str | None
+    bloom_type_code: str | None
+    _bloom: BloomFilter | None = field(default=None, repr=False, compare=False)
+
+    def bloom_filter(self) -> BloomFilter | None:
+        """Decoded lazily: a 60k-entry filter is ~430 KB of base64, and key-range pruning often suffices."""
+        if self.bloom_serialized is None:
+            return None
+        if self._bloom is None:
+            self._bloom = load_bloom_filter(self.bloom_serialized, self.bloom_type_code)
+        return self._bloom
+
+
+class BaseFileWriter:
+    """Streams one base file to storage, collecting the bloom filter and key range for its footer.
+
+    Incoming batches are buffered into row groups of about `row_group_bytes` (estimated on-disk bytes),
+    since each pyarrow write call would otherwise become its own small row group.
+    """
+
+    def __init__(
+        self,
+        storage: Storage,
+        rel_path: str,
+        schema: pa.Schema,
+        *,
+        bloom_type: str,
+        bloom_num_entries: int,
+        bloom_fpp: float,
+        bloom_dynamic_max_entries: int,
+        compression: str = "gzip",
+        row_group_bytes: int = 125829120,
+        page_size: int = 1048576,
+        dictionary: bool = True,
+        avro_schema_json: str | None = None,
+    ) -> None:
+        missing = [c for c in META_COLUMNS if c not in schema.names]
+        if missing:
+            raise HoodieSchemaError(f"base file {rel_path}: schema lacks meta columns {missing}")
+        self.storage = storage
+        self.rel_path = rel_path
+        self.schema = schema
+        self.avro_schema_json = avro_schema_json
+        self.row_group_bytes = row_group_bytes
+        self._bloom = new_bloom_filter(bloom_type, bloom_num_entries, bloom_fpp, bloom_dynamic_max_entries)
+        self._min: str | None = None
+        self._max: str | None = None
+        self._num_rows = 0
+        self._pending: list[pa.RecordBatch] = []
+        self._pending_bytes = 0
+        self._flushed_arrow_bytes = 0
+        storage.makedirs(posixpath.dirname(rel_path))
+        self._sink = storage.pyarrow_fs().open_output_stream(storage.full(rel_path))
+        self._writer = pq.ParquetWriter(
+            self._sink,
+            schema,
+            compression=compression,
+            use_dictionary=dictionary,
+            data_page_size=page_size,
+            coerce_timestamps="us",
+            allow_truncated_timestamps=False,
+            use_deprecated_int96_timestamps=False,
+            use_compliant_nested_type=True,
+            store_schema=False,
+        )
+        self._closed = False
+
+    def write(self, batch: pa.RecordBatch | pa.Table) -> None:
+        table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+        if not table.schema.equals(self.schema):
+            try:
+                table = table.select(self.schema.names).cast(self.schema)
+            except (KeyError, pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise HoodieSchemaError(f"base file {self.rel_path}: batch does not fit its schema: {e}") from e
+        if table.num_rows == 0:
+            return
+        self._track_keys(table.column(RECORD_KEY_COL))
+        self._num_rows += table.num_rows
+        self._pending.extend(table.to_batches())
+        self._pending_bytes += table.nbytes
+        threshold = self.row_group_bytes if self._flushed_arrow_bytes else min(
+            self.row_group_bytes, _FIRST_ROW_GROUP_BYTES
+        )
+        if self._pending_bytes * self._ratio() >= threshold:
+            self._flush()
+
+    def _track_keys(self, keys: pa.ChunkedArray) -> None:
+        if keys.null_count == len(keys):
+            return
+        valid = keys.filter(pc.is_valid(keys)) if keys.null_count else keys
+        self._bloom.add_keys(valid)
+        bounds = utf16_min_max(valid)
+        assert bounds is not None
+        low, high = bounds
+        self._min = low if self._min is None else min(self._min, low, key=utf16_sort_bytes)
+        self._max = high if self._max is None else max(self._max, high, key=utf16_sort_bytes)
+
+    def _ratio(self) -> float:
+        """On-disk bytes per in-memory Arrow byte, learned from row groups already written."""
+        if not self._flushed_arrow_bytes:
+            return 1.0
+        return self._sink.tell() / self._flushed_arrow_bytes
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        table = pa.Table.from_batches(self._pending, schema=self.schema)
+        try:
+            self._writer.write_table(table, row_group_size=max(table.num_rows, 1))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            raise HoodieSchemaError(f"base file {self.rel_path}: rows cannot be written as parquet: {e}") from e
+        self._flushed_arrow_bytes += self._pending_bytes
+        self._pending, self._pending_bytes = [], 0
+
+    def bytes_written(self) -> int:
+        """Estimated file size so far: bytes on storage plus buffered rows at the observed ratio."""
+        return int(self._sink.tell() + self._pending_bytes * self._ratio())
+
+    def footer_metadata(self) -> dict[str, str]:
+        meta: dict[str, str] = {}
+        if self._min is not None and self._max is not None:
+            meta[BLOOM_FILTER_KEY] = self._bloom.serialize()
+            if self._bloom.type_code == DYNAMIC_V0:
+                meta[BLOOM_TYPE_CODE_KEY] = DYNAMIC_V0
+            meta[MIN_RECORD_KEY] = self._min
+            meta[MAX_RECORD_KEY] = self._max
+        if self.avro_schema_json is not None:
+            meta[AVRO_SCHEMA_KEY] = self.avro_schema_json
+        return meta
+
+    def close(self) -> BaseFileStats:
+        if self._closed:
+            raise HoodieError(f"base file {self.rel_path} is already closed")
+        self._flush()
+        footer = self.footer_metadata()
+        if footer:
+            self._writer.add_key_value_metadata(footer)
+        self._writer.close()
+        size = self._sink.tell()
+        self._sink.close()
+        self._closed = True
+        return BaseFileStats(
+            path=self.rel_path,
+            num_rows=self._num_rows,
+            file_size=int(size),
+            min_record_key=self._min,
+            max_record_key=self._max,
+        )
+
+    def abort(self) -> None:
+        """Close the stream without a valid footer and delete what was written."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._writer.close()
+        finally:
+            self._sink.close()
+            self.storage.delete(self.rel_path)
+
+
+def _text(meta: dict[bytes, bytes], key: str) -> str | None:
+    value = meta.get(key.encode("utf-8"))
+    return None if value is None else value.decode("utf-8")
+
+
+def read_footer(storage: Storage, rel_path: str) -> BaseFileFooter:
+    """Footer facts of a base file, reading only the parquet footer."""
+    with storage.pyarrow_fs().open_input_file(storage.full(rel_path)) as source:
+        try:
+            parquet = pq.ParquetFile(source)
+        except (pa.ArrowInvalid, OSError) as e:
+            raise HoodieError(f"base file {rel_path} is not a readable parquet file: {e}") from e
+        meta = parquet.metadata.metadata or {}
+        return BaseFileFooter(
+            num_rows=parquet.metadata.num_rows,
+            min_record_key=_text(meta, MIN_RECORD_KEY),
+            max_record_key=_text(meta, MAX_RECORD_KEY),
+            schema=parquet.schema_arrow,
+            bloom_serialized=_text(meta, BLOOM_FILTER_KEY) or _text(meta, LEGACY_BLOOM_FILTER_KEY),
+            bloom_type_code=_text(meta, BLOOM_TYPE_CODE_KEY),
+        )
+
+
+def read_base_file(
+    storage: Storage,
+    rel_path: str,
+    columns: list[str] | None = None,
+    filters: Any = None,
+) -> pa.Table:
+    """Rows of one base file; `filters` (expression or DNF list) prune row groups and rows.
+
+    Partition directories in the path (`a=1/`) are not turned into columns: base files hold every
+    column themselves.
+    """
+    return pq.read_table(
+        storage.full(rel_path),
+        filesystem=storage.pyarrow_fs(),
+        columns=columns,
+        filters=filters,
+        partitioning=None,
+    )
