@@ -1,0 +1,86 @@
+"""A loaded Hudi table: its properties, timeline and schema, read once per operation."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+
+from ..errors import HoodieTableError
+from ..io.avro_schema import avro_to_arrow
+from ..io.base_file import META_COLUMNS, read_footer
+from ..storage import Storage
+from ..timeline.active import ActiveTimeline
+from .fs_view import FileSystemView
+from .properties import TableProperties
+
+META_FOLDER = ".hoodie"
+PROPERTIES_FILE = ".hoodie/hoodie.properties"
+
+
+def table_exists(storage: Storage) -> bool:
+    """A Hudi table is a folder whose `.hoodie` holds hoodie.properties (or its backup, mid-update)."""
+    return storage.exists(PROPERTIES_FILE) or storage.exists(PROPERTIES_FILE + ".backup")
+
+
+def ensure_not_foreign(storage: Storage) -> None:
+    """Refuse to create a table over a folder that already holds other data."""
+    if table_exists(storage):
+        return
+    names = sorted([f.path for f in storage.list("")] + storage.list_dirs(""))
+    if names:
+        raise HoodieTableError(
+            f"{storage.base_url} is not a Hudi table (no .hoodie/hoodie.properties) but is not empty "
+            f"({', '.join(names[:5])}); refusing to write a Hudi table over it"
+        )
+
+
+class HoodieTable:
+    """Properties + active timeline of one table; cheap to reload after a commit."""
+
+    def __init__(self, storage: Storage, props: TableProperties, timeline: ActiveTimeline) -> None:
+        self.storage = storage
+        self.props = props
+        self.timeline = timeline
+
+    @classmethod
+    def load(cls, storage: Storage) -> "HoodieTable":
+        if not table_exists(storage):
+            raise HoodieTableError(f"{storage.base_url} is not a Hudi table (no .hoodie/hoodie.properties)")
+        props = TableProperties.load(storage)
+        version = props.version
+        if version not in (6, 8, 9):
+            raise HoodieTableError(
+                f"{storage.base_url} has hoodie.table.version={version}; pyhudi reads versions 6 and 8"
+            )
+        timeline = ActiveTimeline.load(storage, props.layout_version)
+        return cls(storage, props, timeline)
+
+    def reload(self) -> "HoodieTable":
+        return HoodieTable.load(self.storage)
+
+    def fs_view(self) -> FileSystemView:
+        return FileSystemView(self.storage, self.timeline, self.props)
+
+    def avro_schema(self, as_of: str | None = None) -> dict | None:
+        """The writer schema of the latest completed commit that recorded one (no meta fields)."""
+        for instant in reversed(self.timeline.completed_commits()):
+            if as_of is not None and instant.timestamp > as_of:
+                continue
+            text = self.timeline.read_commit_metadata(instant).extra_metadata.get("schema")
+            if text:
+                return json.loads(text)
+        create = self.props.get("hoodie.table.create.schema")
+        return json.loads(create) if create else None
+
+    def schema(self, as_of: str | None = None) -> pa.Schema | None:
+        """The data schema (without meta columns); from commit metadata, else a base file's footer."""
+        avro = self.avro_schema(as_of)
+        if avro is not None:
+            return avro_to_arrow(avro)
+        slices = self.fs_view().latest_file_slices(as_of=as_of)
+        for file_slice in slices:
+            if file_slice.base_file is not None:
+                footer = read_footer(self.storage, file_slice.base_file.path)
+                return pa.schema([f for f in footer.schema if f.name not in META_COLUMNS])
+        return None

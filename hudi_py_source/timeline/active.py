@@ -1,0 +1,202 @@
+"""The active timeline: the instants under `.hoodie/` (layout 1) or `.hoodie/timeline/` (layout 2).
+
+Layout 1 is write-once: every state change creates the next state's file, never renames or
+rewrites one, so it works on object stores. An instant is complete iff its completed file exists.
+"""
+
+from __future__ import annotations
+
+from ..errors import HoodieTimelineError
+from ..storage import FileInfo, Storage
+from .commit_metadata import CommitMetadata
+from .instant import (
+    COMPLETED,
+    INFLIGHT,
+    REQUESTED,
+    WRITE_ACTIONS,
+    Instant,
+    comparable_action,
+    parse_instant_file_name,
+)
+
+META_FOLDER = ".hoodie"
+TIMELINE_FOLDER_V2 = ".hoodie/timeline"
+_STATE_RANK = {REQUESTED: 0, INFLIGHT: 1, COMPLETED: 2}
+
+
+class ActiveTimeline:
+    """Instants grouped by (timestamp, comparable action), each in its most advanced state."""
+
+    def __init__(self, storage: Storage, layout_version: int, files: list[FileInfo]) -> None:
+        self.storage = storage
+        self.layout_version = layout_version
+        self.folder = TIMELINE_FOLDER_V2 if layout_version >= 2 else META_FOLDER
+        self._by_key: dict[tuple[str, str], Instant] = {}
+        self._mtimes: dict[str, float] = {}
+        for info in files:
+            instant = parse_instant_file_name(info.name)
+            if instant is not None:
+                self._mtimes[info.name] = info.mtime
+                self._put(instant)
+        self._sorted: list[Instant] | None = None
+
+    @classmethod
+    def load(cls, storage: Storage, layout_version: int = 1) -> "ActiveTimeline":
+        folder = TIMELINE_FOLDER_V2 if layout_version >= 2 else META_FOLDER
+        return cls(storage, layout_version, storage.list(folder))
+
+    def reload(self) -> "ActiveTimeline":
+        return ActiveTimeline.load(self.storage, self.layout_version)
+
+    def _put(self, instant: Instant) -> None:
+        key = (instant.timestamp, comparable_action(instant.action))
+        current = self._by_key.get(key)
+        if current is None or _STATE_RANK[instant.state] >= _STATE_RANK[current.state]:
+            self._by_key[key] = instant
+        self._sorted = None
+
+    # queries ---------------------------------------------------------------------------------
+
+    @property
+    def instants(self) -> list[Instant]:
+        if self._sorted is None:
+            self._sorted = sorted(self._by_key.values())
+        return self._sorted
+
+    def completed(self) -> list[Instant]:
+        return [i for i in self.instants if i.state == COMPLETED]
+
+    def pending(self) -> list[Instant]:
+        return [i for i in self.instants if i.state != COMPLETED]
+
+    def commits_timeline(self) -> list[Instant]:
+        """Instants that write data: commit, deltacommit, replacecommit, compaction, clustering."""
+        return [i for i in self.instants if i.action in WRITE_ACTIONS]
+
+    def completed_commits(self) -> list[Instant]:
+        return [i for i in self.commits_timeline() if i.state == COMPLETED]
+
+    def pending_compactions(self) -> list[Instant]:
+        return [i for i in self.instants if i.action in ("compaction", "logcompaction") and i.state != COMPLETED]
+
+    def last_completed_commit(self) -> Instant | None:
+        done = self.completed_commits()
+        return done[-1] if done else None
+
+    def find(self, timestamp: str) -> Instant | None:
+        """The instant at `timestamp` (the most advanced one if several actions share it)."""
+        found = [i for i in self.instants if i.timestamp == timestamp]
+        if not found:
+            return None
+        return max(found, key=lambda i: (_STATE_RANK[i.state], i.sort_key()))
+
+    def is_completed(self, timestamp: str) -> bool:
+        return any(i.timestamp == timestamp and i.state == COMPLETED for i in self.instants)
+
+    def first_timestamp(self) -> str | None:
+        return self.instants[0].timestamp if self.instants else None
+
+    def path_of(self, instant: Instant) -> str:
+        """The timeline file of the instant's state (looks up v8 completion times)."""
+        if instant.state == COMPLETED and self.layout_version >= 2 and instant.completion_time is None:
+            known = self._by_key.get((instant.timestamp, comparable_action(instant.action)))
+            if known is not None and known.state == COMPLETED:
+                instant = known
+        return f"{self.folder}/{instant.file_name(self.layout_version)}"
+
+    def read_bytes(self, instant: Instant) -> bytes:
+        try:
+            return self.storage.read_bytes(self.path_of(instant))
+        except FileNotFoundError:
+            raise HoodieTimelineError(
+                f"timeline file {self.path_of(instant)} of instant {instant.timestamp} "
+                f"({instant.action}, {instant.state}) does not exist"
+            ) from None
+
+    def read_commit_metadata(self, instant: Instant) -> CommitMetadata:
+        """JSON on layout 1, Avro on layout 2; empty files are empty metadata."""
+        data = self.read_bytes(instant)
+        if self.layout_version >= 2:
+            return CommitMetadata.from_bytes(data)
+        return CommitMetadata.from_json(data)
+
+    def state_transition_time(self, instant: Instant) -> float | None:
+        """Modification time (epoch s) of the instant's file: v6's only record of when it happened."""
+        return self._mtimes.get(instant.file_name(self.layout_version))
+
+    # transitions (layout 1) ------------------------------------------------------------------
+
+    def _require_writable(self) -> None:
+        if self.layout_version >= 2:
+            raise HoodieTimelineError(
+                "pyhudi writes timeline layout 1 (table version 6) only; this table uses layout "
+                f"{self.layout_version} (hoodie.timeline.layout.version)"
+            )
+
+    def _create(self, instant: Instant, content: bytes) -> Instant:
+        path = self.path_of(instant)
+        try:
+            self.storage.create_new(path, content)
+        except FileExistsError:
+            raise HoodieTimelineError(
+                f"timeline file {path} already exists; instant {instant.timestamp} was already "
+                f"{instant.state.lower()} (another writer?)"
+            ) from None
+        self._put(instant)
+        return instant
+
+    def _require_file(self, instant: Instant, wanted: str) -> None:
+        if instant.state != wanted:
+            raise HoodieTimelineError(
+                f"instant {instant.timestamp} ({instant.action}) is {instant.state}, expected {wanted}"
+            )
+        if not self.storage.exists(self.path_of(instant)):
+            raise HoodieTimelineError(
+                f"cannot move instant {instant.timestamp} ({instant.action}) on: "
+                f"{self.path_of(instant)} does not exist"
+            )
+
+    def create_requested(self, timestamp: str, action: str, content: bytes = b"") -> Instant:
+        self._require_writable()
+        return self._create(Instant(timestamp, action, REQUESTED), content)
+
+    def transition_to_inflight(self, instant: Instant, content: bytes = b"") -> Instant:
+        self._require_writable()
+        self._require_file(instant, REQUESTED)
+        return self._create(instant.with_state(INFLIGHT), content)
+
+    def complete(self, instant: Instant, content: bytes) -> Instant:
+        """Publish the instant: from this file on, readers see what it wrote."""
+        self._require_writable()
+        self._require_file(instant, INFLIGHT)
+        return self._create(instant.with_state(COMPLETED), content)
+
+    def delete_instant_files(self, instant: Instant) -> None:
+        """Remove every state file of the instant (rollback), completed file first.
+
+        Deleting the completed file first un-publishes the instant before anything else goes, so
+        a crash at any point leaves either the untouched completed instant or a pending one that
+        readers ignore and the next writer rolls back. The requested file goes last, so a crash
+        never leaves a half-deleted instant without the trace that lets it be found again. The
+        opposite order (requested first, completed last) suits archival, which keeps the data,
+        but here the data files are already gone and a surviving completed file would publish
+        missing files.
+        """
+        self._require_writable()
+        key = (instant.timestamp, comparable_action(instant.action))
+        base = Instant(instant.timestamp, self._requested_action(instant), REQUESTED)
+        for state in (COMPLETED, INFLIGHT, REQUESTED):
+            self.storage.delete(f"{self.folder}/{base.with_state(state).file_name(self.layout_version)}")
+        self._by_key.pop(key, None)
+        self._sorted = None
+
+    def _requested_action(self, instant: Instant) -> str:
+        """The action the instant was requested as (a completed compaction shows as commit)."""
+        if instant.state != COMPLETED:
+            return instant.action
+        for candidate in ("compaction", "logcompaction", "clustering"):
+            if comparable_action(candidate) == instant.action and (
+                self.storage.exists(f"{self.folder}/{Instant(instant.timestamp, candidate, REQUESTED).file_name()}")
+            ):
+                return candidate
+        return instant.action

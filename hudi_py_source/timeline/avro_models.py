@@ -1,0 +1,235 @@
+"""Avro timeline payloads (plans and metadata of rollback, clean, compaction, replace).
+
+Hudi writes these with Avro's Java DataFileWriter: an object container file, null codec, the
+writer schema under `avro.schema` (its only metadata key) and one record. Schemas are the J6
+ones (namespace org.apache.hudi.avro.model, strings tagged "avro.java.string":"String") with
+keys in the order Java's Schema.toString prints them, so the embedded schema text matches what
+Hudi writes and Java's SpecificDatumReader resolves it to its own classes.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from typing import Any
+
+import fastavro
+
+from ..errors import HoodieTimelineError
+
+NAMESPACE = "org.apache.hudi.avro.model"
+MAGIC = b"Obj\x01"
+_NO_DEFAULT = object()
+
+STRING: dict[str, Any] = {"type": "string", "avro.java.string": "String"}
+
+
+def _opt(schema: Any) -> list[Any]:
+    return ["null", schema]
+
+
+def _field(name: str, schema: Any, default: Any = _NO_DEFAULT, doc: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name, "type": schema}
+    if doc is not None:
+        out["doc"] = doc
+    if default is not _NO_DEFAULT:
+        out["default"] = default
+    return out
+
+
+def _record(name: str, fields: list[dict[str, Any]], top: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "record", "name": name}
+    if top:
+        out["namespace"] = NAMESPACE
+    out["fields"] = fields
+    return out
+
+
+def _array(items: Any, **props: Any) -> dict[str, Any]:
+    return {"type": "array", "items": items, **props}
+
+
+def _map(values: Any) -> dict[str, Any]:
+    return {"type": "map", "values": values, "avro.java.string": "String"}
+
+
+_VERSION_1 = _field("version", ["int", "null"], 1)
+_INSTANT_INFO = _record("HoodieInstantInfo", [_field("commitTime", STRING), _field("action", STRING)])
+
+ROLLBACK_PLAN = _record("HoodieRollbackPlan", [
+    _field("instantToRollback", _opt(_INSTANT_INFO), None, "Hoodie instant that needs to be rolled back"),
+    _field("RollbackRequests", _opt(_array(_record("HoodieRollbackRequest", [
+        _field("partitionPath", STRING),
+        _field("fileId", _opt(STRING), None),
+        _field("latestBaseInstant", _opt(STRING), None),
+        _field("filesToBeDeleted", _array(STRING, default=[]), []),
+        _field("logBlocksToBeDeleted", _opt(_map("long")), None),
+    ]))), None),
+    _VERSION_1,
+], top=True)
+
+ROLLBACK_METADATA = _record("HoodieRollbackMetadata", [
+    _field("startRollbackTime", STRING),
+    _field("timeTakenInMillis", "long"),
+    _field("totalFilesDeleted", "int"),
+    _field("commitsRollback", _array(STRING)),
+    _field("partitionMetadata", _map(_record("HoodieRollbackPartitionMetadata", [
+        _field("partitionPath", STRING),
+        _field("successDeleteFiles", _array(STRING)),
+        _field("failedDeleteFiles", _array(STRING)),
+        _field("rollbackLogFiles", _opt(_map("long")), None),
+        _field("logFilesFromFailedCommit", _opt(_map("long")), None),
+    ]))),
+    _VERSION_1,
+    _field("instantsRollback", _array(_INSTANT_INFO, default=[]), []),
+], top=True)
+
+_STRING_MAP_OPT = _opt(_map(STRING))
+
+REQUESTED_REPLACE_METADATA = _record("HoodieRequestedReplaceMetadata", [
+    _field("operationType", _opt(STRING), None),
+    _field("clusteringPlan", _opt(_record("HoodieClusteringPlan", [
+        _field("inputGroups", _opt(_array(_record("HoodieClusteringGroup", [
+            _field("slices", _opt(_array(_record("HoodieSliceInfo", [
+                _field("dataFilePath", _opt(STRING), None),
+                _field("deltaFilePaths", _opt(_array(STRING)), None),
+                _field("fileId", _opt(STRING)),
+                _field("partitionPath", _opt(STRING), None),
+                _field("bootstrapFilePath", _opt(STRING), None),
+                _VERSION_1,
+            ]))), None),
+            _field("metrics", _opt(_map("double")), None),
+            _field("numOutputFileGroups", ["int", "null"], 1),
+            _field("extraMetadata", _STRING_MAP_OPT, None),
+            _VERSION_1,
+        ]))), None),
+        _field("strategy", _opt(_record("HoodieClusteringStrategy", [
+            _field("strategyClassName", _opt(STRING), None),
+            _field("strategyParams", _STRING_MAP_OPT, None),
+            _VERSION_1,
+        ])), None),
+        _field("extraMetadata", _STRING_MAP_OPT, None),
+        _VERSION_1,
+        _field("preserveHoodieMetadata", ["null", "boolean"], None),
+    ])), None),
+    _field("extraMetadata", _STRING_MAP_OPT, None),
+    _VERSION_1,
+], top=True)
+
+CLEANER_PLAN = _record("HoodieCleanerPlan", [
+    _field("earliestInstantToRetain", _opt(_record("HoodieActionInstant", [
+        _field("timestamp", STRING), _field("action", STRING), _field("state", STRING),
+    ])), None),
+    _field("lastCompletedCommitTimestamp", STRING, ""),
+    _field("policy", STRING),
+    _field("filesToBeDeletedPerPartition", _opt(_map(_array(STRING))), None),
+    _VERSION_1,
+    _field("filePathsToBeDeletedPerPartition", _opt(_map(_array(_record("HoodieCleanFileInfo", [
+        _field("filePath", _opt(STRING), None),
+        _field("isBootstrapBaseFile", ["null", "boolean"], None),
+    ])))), None, "This field replaces the field filesToBeDeletedPerPartition"),
+    _field("partitionsToBeDeleted", _opt(_array(STRING)), None, "partitions to be deleted"),
+], top=True)
+
+CLEAN_METADATA = _record("HoodieCleanMetadata", [
+    _field("startCleanTime", STRING),
+    _field("timeTakenInMillis", "long"),
+    _field("totalFilesDeleted", "int"),
+    _field("earliestCommitToRetain", STRING),
+    _field("lastCompletedCommitTimestamp", STRING, ""),
+    _field("partitionMetadata", _map(_record("HoodieCleanPartitionMetadata", [
+        _field("partitionPath", STRING),
+        _field("policy", STRING),
+        _field("deletePathPatterns", _array(STRING)),
+        _field("successDeleteFiles", _array(STRING)),
+        _field("failedDeleteFiles", _array(STRING)),
+        _field("isPartitionDeleted", ["null", "boolean"], None),
+    ]))),
+    _VERSION_1,
+    _field("bootstrapPartitionMetadata", _opt(_map("HoodieCleanPartitionMetadata")), None),
+], top=True)
+
+COMPACTION_PLAN = _record("HoodieCompactionPlan", [
+    _field("operations", _opt(_array(_record("HoodieCompactionOperation", [
+        _field("baseInstantTime", _opt(STRING)),
+        _field("deltaFilePaths", _opt(_array(STRING)), None),
+        _field("dataFilePath", _opt(STRING), None),
+        _field("fileId", _opt(STRING)),
+        _field("partitionPath", _opt(STRING), None),
+        _field("metrics", _opt(_map("double")), None),
+        _field("bootstrapFilePath", _opt(STRING), None),
+    ]))), None),
+    _field("extraMetadata", _STRING_MAP_OPT, None),
+    _VERSION_1,
+    _field("strategy", _opt(_record("HoodieCompactionStrategy", [
+        _field("compactorClassName", _opt(STRING), None),
+        _field("strategyParams", _STRING_MAP_OPT, None),
+        _VERSION_1,
+    ])), None),
+    _field("preserveHoodieMetadata", ["boolean", "null"], False),
+], top=True)
+
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "HoodieRequestedReplaceMetadata": REQUESTED_REPLACE_METADATA,
+    "HoodieRollbackPlan": ROLLBACK_PLAN,
+    "HoodieRollbackMetadata": ROLLBACK_METADATA,
+    "HoodieCleanerPlan": CLEANER_PLAN,
+    "HoodieCleanMetadata": CLEAN_METADATA,
+    "HoodieCompactionPlan": COMPACTION_PLAN,
+}
+
+_PARSED: dict[str, Any] = {}
+
+
+def schema_json(name: str) -> str:
+    """The schema text as Java's Schema.toString() prints it (compact, Java key order)."""
+    return json.dumps(_schema(name), separators=(",", ":"))
+
+
+def _schema(name: str) -> dict[str, Any]:
+    try:
+        return SCHEMAS[name]
+    except KeyError:
+        raise HoodieTimelineError(
+            f"unknown timeline Avro model {name!r}; known: {', '.join(sorted(SCHEMAS))}"
+        ) from None
+
+
+def _parsed(name: str) -> Any:
+    if name not in _PARSED:
+        _PARSED[name] = fastavro.parse_schema(json.loads(json.dumps(_schema(name))))
+    return _PARSED[name]
+
+
+def _long(value: int) -> bytes:
+    out = io.BytesIO()
+    fastavro.schemaless_writer(out, {"type": "long"}, value)
+    return out.getvalue()
+
+
+def serialize(name: str, record: dict[str, Any]) -> bytes:
+    """A one-record Avro container file as Java's DataFileWriter writes it (null codec)."""
+    body = io.BytesIO()
+    fastavro.schemaless_writer(body, _parsed(name), record)
+    header = io.BytesIO()
+    fastavro.schemaless_writer(header, {"type": "map", "values": "bytes"},
+                               {"avro.schema": schema_json(name).encode("utf-8")})
+    sync = os.urandom(16)
+    data = body.getvalue()
+    return MAGIC + header.getvalue() + sync + _long(1) + _long(len(data)) + data + sync
+
+
+def deserialize(data: bytes) -> dict[str, Any]:
+    """The single record of a timeline Avro file, decoded with the schema embedded in it."""
+    if data[:4] != MAGIC:
+        raise HoodieTimelineError("timeline file is not an Avro container (empty or JSON content)")
+    record = next(iter(fastavro.reader(io.BytesIO(data))), None)
+    if record is None:
+        raise HoodieTimelineError("timeline Avro file holds no record")
+    return record
+
+
+def embedded_schema(data: bytes) -> str:
+    """The `avro.schema` text of a container file, as its writer stored it."""
+    return fastavro.reader(io.BytesIO(data)).metadata["avro.schema"]
