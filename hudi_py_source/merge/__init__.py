@@ -1,0 +1,1 @@
+"""Payload semantics (precombine, ordering, soft deletes) and the spillable map used when merging a file group."""
