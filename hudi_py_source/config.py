@@ -136,7 +136,12 @@ KEYGENERATOR_CLASS = define("hoodie.datasource.write.keygenerator.class", None, 
                             alternatives=("hoodie.table.keygenerator.class",))
 KEYGENERATOR_TYPE = define("hoodie.datasource.write.keygenerator.type", None, str,
                            "Key generator type (SIMPLE, COMPLEX, NON_PARTITION, TIMESTAMP, CUSTOM).",
-                           choices=("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP", "CUSTOM"))
+                           choices=("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP", "CUSTOM"),
+                           alternatives=("hoodie.table.keygenerator.type",))
+CONSISTENT_LOGICAL_TIMESTAMP = define(
+    "hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled", False, bool,
+    "Print timestamp key values as timestamp text instead of epoch microseconds; only false is supported.",
+    validate=lambda v: v is False)
 HIVE_STYLE_PARTITIONING = define("hoodie.datasource.write.hive_style_partitioning", False, bool,
                                  "Partition folders named field=value.")
 URL_ENCODE_PARTITIONING = define("hoodie.datasource.write.partitionpath.urlencode", False, bool,
@@ -200,6 +205,33 @@ BLOOM_FPP = define("hoodie.index.bloom.fpp", 0.000000001, float, "Bloom filter f
 BLOOM_DYNAMIC_MAX_ENTRIES = define("hoodie.bloom.index.filter.dynamic.max.entries", 100000, int,
                                    "Key capacity of a DYNAMIC_V0 filter.", validate=_positive)
 
+# --- indexes and merging ---------------------------------------------------------------------
+INDEX_TYPE = define("hoodie.index.type", "SIMPLE", str,
+                    "How incoming records find their file group (Spark's default is SIMPLE).",
+                    choices=("BLOOM", "GLOBAL_BLOOM", "SIMPLE", "GLOBAL_SIMPLE", "BUCKET"))
+BLOOM_PRUNE_BY_RANGES = define("hoodie.bloom.index.prune.by.ranges", True, bool,
+                               "Prune bloom candidates by the min/max record keys in file footers.")
+BLOOM_UPDATE_PARTITION_PATH = define("hoodie.bloom.index.update.partition.path", True, bool,
+                                     "GLOBAL_BLOOM: move a record whose partition path changed.")
+SIMPLE_UPDATE_PARTITION_PATH = define("hoodie.simple.index.update.partition.path", True, bool,
+                                      "GLOBAL_SIMPLE: move a record whose partition path changed.")
+BUCKET_NUM_BUCKETS = define("hoodie.bucket.index.num.buckets", 256, int,
+                            "Buckets (file groups) per partition of the BUCKET index.", validate=_positive)
+BUCKET_HASH_FIELD = define("hoodie.bucket.index.hash.field", None, str,
+                           "Record key fields hashed by the BUCKET index; default all key fields.")
+BUCKET_ENGINE = define("hoodie.index.bucket.engine", "SIMPLE", str, "Bucket index engine.",
+                       choices=("SIMPLE",))
+MERGE_MAX_MEMORY = define("hoodie.memory.merge.max.size", 1073741824, int,
+                          "Bytes of incoming records held in memory while merging a file group.",
+                          validate=_positive)
+SPILLABLE_MAP_PATH = define("hoodie.memory.spillable.map.path", "/tmp/", str,
+                            "Folder where the merge spills incoming records beyond its memory bound.")
+PAYLOAD_ORDERING_FIELD = define("hoodie.payload.ordering.field", "ts", str,
+                                "Ordering field of DefaultHoodieRecordPayload against stored records.")
+RECORD_SIZE_ESTIMATION_THRESHOLD = define("hoodie.record.size.estimation.threshold", 1.0, float,
+                                          "Commits whose bytes written exceed threshold × small file limit "
+                                          "are used to estimate the record size.", validate=_non_negative)
+
 # --- key generators ---------------------------------------------------------------------------
 TS_TYPE = define("hoodie.keygen.timebased.timestamp.type", None, str, "Type of the timestamp field.",
                  choices=("UNIX_TIMESTAMP", "DATE_STRING", "MIXED", "EPOCHMILLISECONDS", "SCALAR"))
@@ -217,6 +249,17 @@ TS_OUTPUT_FORMAT = define("hoodie.keygen.timebased.output.dateformat", "", str,
 TS_OUTPUT_TIMEZONE = define("hoodie.keygen.timebased.output.timezone", "UTC", str,
                             "Time zone of the partition path.")
 TS_TIMEZONE = define("hoodie.keygen.timebased.timezone", "UTC", str, "Deprecated: time zone of both.")
+
+# --- log files (merge-on-read) -----------------------------------------------------------------
+LOGFILE_MAX_SIZE = define("hoodie.logfile.max.size", 1073741824, int,
+                          "Log file size above which writers roll over to the next log version.",
+                          validate=_positive)
+LOGFILE_DATA_BLOCK_MAX_SIZE = define("hoodie.logfile.data.block.max.size", 268435456, int,
+                                     "Max bytes of records per log data block before a new block starts.",
+                                     validate=_positive)
+LOGFILE_DATA_BLOCK_FORMAT = define("hoodie.logfile.data.block.format", None, str,
+                                   "Data block format; unset means avro for parquet base files.",
+                                   choices=("avro", "parquet"))
 
 # --- markers and failed writes -------------------------------------------------------------------
 MARKERS_TYPE = define("hoodie.write.markers.type", "DIRECT", str,

@@ -1,0 +1,45 @@
+"""Spark adapter: the only part of pyhudi that imports pyspark."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from ..errors import HoodieTableError
+from ..storage import Storage
+from ..table.hoodie_table import table_exists
+from .datasource import PyHudiDataSource
+
+__all__ = ["PyHudiDataSource", "register", "write"]
+
+
+def register(spark: SparkSession) -> None:
+    """Register the `pyhudi` format and turn on filter pushdown, which pyhudi's reader needs."""
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    spark.dataSource.register(PyHudiDataSource)
+
+
+def write(df: DataFrame, path: str, options: dict[str, Any], mode: str = "append",
+          storage_options: dict[str, Any] | None = None) -> None:
+    """`df.write.format("pyhudi")` with all four Spark save modes, as Hudi's datasource treats them.
+
+    Spark refuses errorifexists and ignore for Python data sources before the source sees the
+    write, so they are decided here, on the driver, and the write then runs as an append.
+    """
+    mode = mode.lower()
+    exists = table_exists(Storage(path, storage_options))
+    if mode in ("error", "errorifexists", "default"):
+        if exists:
+            raise HoodieTableError(f"a Hudi table already exists at {path} (save mode {mode})")
+        mode = "append"
+    elif mode == "ignore":
+        if exists:
+            return
+        mode = "append"
+    writer = df.write.format("pyhudi").mode(mode).options(**{k: str(v) for k, v in options.items()})
+    if storage_options:
+        import json
+
+        writer = writer.option("storage_options", json.dumps(storage_options))
+    writer.save(path)

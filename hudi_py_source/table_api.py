@@ -1,0 +1,60 @@
+"""The core API without Spark: `Table(path).write(data, options)` and `Table(path).read()`.
+
+It runs the same three write phases as the Spark data source, in one process, so a table written
+here is file-for-file what the Spark path would write from one task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pyarrow as pa
+
+from .read.predicates import Predicate
+from .read.snapshot import read_table
+from .storage import Storage
+from .table.file_names import write_token
+from .table.hoodie_table import HoodieTable
+from .write.client import abort_write, commit_write, start_write, write_task
+
+Data = pa.Table | pa.RecordBatch | Iterable[pa.RecordBatch]
+
+
+def _batches(data: Data) -> tuple[pa.Schema, Iterable[pa.RecordBatch]]:
+    if isinstance(data, pa.Table):
+        return data.schema, data.to_batches()
+    if isinstance(data, pa.RecordBatch):
+        return data.schema, [data]
+    batches = list(data)
+    if not batches:
+        raise ValueError("no record batches given: pass a pyarrow Table to write an empty input")
+    return batches[0].schema, batches
+
+
+class Table:
+    """A Hudi table at a path (local, memory:// or s3://), written and read with Arrow."""
+
+    def __init__(self, path: str, storage_options: dict[str, Any] | None = None) -> None:
+        self.storage = Storage(path, storage_options)
+
+    def write(self, data: Data, options: dict[str, Any], mode: str = "append") -> str | None:
+        """Write with Hudi's options; returns the completed instant, or None when mode=ignore skipped it."""
+        schema, batches = _batches(data)
+        job = start_write(self.storage, dict(options), schema, mode)
+        if job is None:
+            return None
+        try:
+            result = write_task(job, batches, write_token(0, 0, 0), 0)
+        except BaseException:
+            abort_write(job)
+            raise
+        return commit_write(job, [result])
+
+    def read(self, options: dict[str, Any] | None = None, filters: list[Predicate] | None = None,
+             columns: list[str] | None = None, as_of: str | None = None) -> pa.Table:
+        """Snapshot (or read-optimized) rows with the meta columns first, as Hudi returns them."""
+        return read_table(self.storage, options, filters, columns, as_of)
+
+    def hoodie_table(self) -> HoodieTable:
+        return HoodieTable.load(self.storage)

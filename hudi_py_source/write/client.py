@@ -1,0 +1,279 @@
+"""The write client: start an instant, run the task side of an operation, commit or abort.
+
+The three phases map onto Spark's Python Data Source: `start_write` runs in `writer()` on the
+driver, `write_task` in each task, `commit_write`/`abort_write` in `commit()`/`abort()`. The core
+API runs the same three phases in one process, so both produce identical tables.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import pyarrow as pa
+
+from ..config import (
+    COMBINE_BEFORE_INSERT,
+    DATABASE_NAME,
+    HIVE_STYLE_PARTITIONING,
+    KEYGENERATOR_CLASS,
+    OPERATION,
+    PARTITIONPATH_FIELD,
+    PARTITIONS_TO_DELETE,
+    POPULATE_META_FIELDS,
+    PRECOMBINE_FIELD,
+    RECONCILE_SCHEMA,
+    RECORDKEY_FIELD,
+    TABLE_NAME,
+    TABLE_TYPE,
+    TIMELINE_TIMEZONE,
+    URL_ENCODE_PARTITIONING,
+    HoodieConfig,
+    list_fields,
+)
+from ..errors import HoodieConfigError, HoodieTableError
+from ..io.avro_schema import arrow_to_avro, create_schema_json
+from ..keygen import key_generator
+from ..storage import Storage
+from ..table.hoodie_table import HoodieTable, ensure_not_foreign, table_exists
+from ..table.properties import TableProperties, init_table_layout
+from ..timeline import avro_models
+from ..timeline.commit_metadata import CommitMetadata, WriteStat
+from ..timeline.instant import Instant, new_instant_time
+from .job import MERGE_OPERATIONS, NEW_FILE_OPERATIONS, TaskResult, WriteJob
+from .markers import WriteMarkers
+from .new_file_groups import collect_partitions, write_new_file_groups
+from .rollback import last_instant_time, rollback_failed_writes, rollback_instant
+from .schema_evolution import evolve_schema
+from .upsert import prepare_rows, tag_rows, write_targets
+
+SUPPORTED_OPERATIONS = NEW_FILE_OPERATIONS | MERGE_OPERATIONS | {"delete_partition"}
+SAVE_MODES = ("append", "overwrite", "errorifexists", "ignore")
+
+_PERSISTED_DEFAULTS = {
+    "hoodie.table.recordkey.fields": RECORDKEY_FIELD.key,
+    "hoodie.table.partition.fields": PARTITIONPATH_FIELD.key,
+    "hoodie.table.keygenerator.class": KEYGENERATOR_CLASS.key,
+    "hoodie.datasource.write.hive_style_partitioning": HIVE_STYLE_PARTITIONING.key,
+    "hoodie.datasource.write.partitionpath.urlencode": URL_ENCODE_PARTITIONING.key,
+    "hoodie.table.precombine.field": PRECOMBINE_FIELD.key,
+    "hoodie.populate.meta.fields": POPULATE_META_FIELDS.key,
+    "hoodie.table.timeline.timezone": TIMELINE_TIMEZONE.key,
+}
+
+
+def effective_options(props: TableProperties | None, options: dict[str, Any]) -> dict[str, Any]:
+    """User options over the table's persisted settings, so later writes need not repeat them."""
+    merged: dict[str, Any] = {}
+    if props is not None:
+        for prop_key, option_key in _PERSISTED_DEFAULTS.items():
+            value = props.get(prop_key)
+            if value is not None and value != "":
+                merged[option_key] = value
+        for key, value in props.items():
+            if key.startswith("hoodie.keygen.timebased."):
+                merged[key] = value
+    lowered = {k.lower(): k for k in merged}
+    for key, value in options.items():
+        merged.pop(lowered.get(key.lower(), key), None)
+        merged[key] = value
+    return merged
+
+
+def _check_against_table(props: TableProperties, cfg: HoodieConfig) -> None:
+    """Options that contradict the table would silently write a different table: refuse them."""
+    name = cfg.get(TABLE_NAME)
+    if name and name != props.name:
+        raise HoodieTableError(
+            f"hoodie.table.name={name!r} does not match the table at this path, named {props.name!r}"
+        )
+    if cfg.is_set(TABLE_TYPE) and cfg.get(TABLE_TYPE) != props.table_type:
+        raise HoodieConfigError(
+            f"hoodie.datasource.write.table.type={cfg.get(TABLE_TYPE)} does not match the table's type "
+            f"{props.table_type}"
+        )
+    keys = list_fields(cfg.get(RECORDKEY_FIELD))
+    if keys and keys != props.record_key_fields:
+        raise HoodieConfigError(
+            f"hoodie.datasource.write.recordkey.field={','.join(keys)} does not match the table's record key "
+            f"fields {','.join(props.record_key_fields)}"
+        )
+
+
+def _new_table_properties(cfg: HoodieConfig, schema: pa.Schema, avro: dict) -> TableProperties:
+    name = cfg.require(TABLE_NAME)
+    keygen = key_generator(cfg)
+    precombine = cfg.get(PRECOMBINE_FIELD)
+    if not cfg.is_set(PRECOMBINE_FIELD) and schema.get_field_index(precombine or "") < 0:
+        precombine = None
+    return TableProperties.for_new_table(
+        name=name,
+        table_type=cfg.get(TABLE_TYPE),
+        record_key_fields=keygen.record_key_fields,
+        partition_fields=keygen.partition_fields,
+        precombine_field=precombine,
+        keygen_class=keygen.class_name,
+        hive_style=cfg.get(HIVE_STYLE_PARTITIONING),
+        url_encode=cfg.get(URL_ENCODE_PARTITIONING),
+        create_schema_json=create_schema_json(avro),
+        populate_meta_fields=cfg.get(POPULATE_META_FIELDS),
+        timezone=cfg.get(TIMELINE_TIMEZONE),
+        extra={"hoodie.database.name": cfg.get(DATABASE_NAME),
+               **{k: str(v) for k, v in cfg.as_dict().items() if k.startswith("hoodie.keygen.timebased.")}},
+    )
+
+
+def _validate_new_write(cfg: HoodieConfig, operation: str, schema: pa.Schema) -> None:
+    if operation not in SUPPORTED_OPERATIONS:
+        raise HoodieConfigError(
+            f"hoodie.datasource.write.operation={operation} is not supported on COPY_ON_WRITE tables yet; "
+            f"supported: {', '.join(sorted(SUPPORTED_OPERATIONS))}"
+        )
+    if cfg.get(TABLE_TYPE) != "COPY_ON_WRITE":
+        raise HoodieConfigError(
+            f"hoodie.datasource.write.table.type={cfg.get(TABLE_TYPE)} is not supported yet; use COPY_ON_WRITE"
+        )
+    combining = operation == "upsert" or (operation == "insert" and cfg.get(COMBINE_BEFORE_INSERT))
+    if combining and cfg.is_set(PRECOMBINE_FIELD):
+        field = cfg.get(PRECOMBINE_FIELD) or ""
+        if schema.get_field_index(field.split(".")[0]) < 0:
+            raise HoodieConfigError(
+                f"precombine field {field!r} (hoodie.datasource.write.precombine.field) is not a column of the "
+                f"data; columns: {', '.join(schema.names)}"
+            )
+    if operation != "delete_partition":
+        keygen = key_generator(cfg)
+        names = set(schema.names)
+        for field in keygen.record_key_fields:
+            if field.split(".")[0] not in names:
+                raise HoodieConfigError(
+                    f"record key field {field!r} (hoodie.datasource.write.recordkey.field) is not a column of "
+                    f"the data; columns: {', '.join(schema.names)}"
+                )
+
+
+def _resolve_operation(cfg: HoodieConfig, mode: str, exists: bool) -> str:
+    operation = cfg.get(OPERATION)
+    if mode == "overwrite" and exists and operation not in ("insert_overwrite", "insert_overwrite_table"):
+        return "insert_overwrite_table"
+    return operation
+
+
+def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schema,
+                mode: str = "append") -> WriteJob | None:
+    """Driver side before any task: validate, create or load the table, roll back failed writes,
+    and open a new instant. Returns None when the save mode says to write nothing."""
+    if mode not in SAVE_MODES:
+        raise HoodieConfigError(f"save mode {mode!r} is not supported; use one of {', '.join(SAVE_MODES)}")
+    exists = table_exists(storage)
+    if exists and mode == "errorifexists":
+        raise HoodieTableError(f"a Hudi table already exists at {storage.base_url} (save mode errorifexists)")
+    if exists and mode == "ignore":
+        return None
+    table = HoodieTable.load(storage) if exists else None
+    cfg = HoodieConfig(effective_options(table.props if table else None, options))
+    if table is not None:
+        _check_against_table(table.props, cfg)
+    operation = _resolve_operation(cfg, mode, exists)
+    _validate_new_write(cfg, operation, data_schema)
+    table_schema = table.schema() if table else None
+    if operation == "delete" and table_schema is not None:
+        schema = table_schema
+    else:
+        schema = evolve_schema(table_schema, data_schema, cfg.get(RECONCILE_SCHEMA))
+    name = table.props.name if table else cfg.require(TABLE_NAME)
+    avro = arrow_to_avro(schema, f"{name}_record", f"hoodie.{name}")
+    if table is None:
+        ensure_not_foreign(storage)
+        init_table_layout(storage, _new_table_properties(cfg, schema, avro))
+        table = HoodieTable.load(storage)
+    else:
+        rollback_failed_writes(table)
+        table = table.reload()
+    last = table.timeline.last_completed_commit()
+    job = WriteJob(storage, cfg.as_dict(), "", operation, schema, json.dumps(avro, separators=(",", ":")), name,
+                   last.timestamp if last else None)
+    job.instant_time = _open_instant(table, job)
+    return job
+
+
+def _open_instant(table: HoodieTable, job: WriteJob) -> str:
+    timeline = table.timeline
+    instant_time = new_instant_time(table.props.timeline_timezone, after=last_instant_time(timeline))
+    requested = b""
+    if job.action == "replacecommit":
+        requested = avro_models.serialize(
+            "HoodieRequestedReplaceMetadata",
+            {"operationType": None, "clusteringPlan": None, "extraMetadata": None, "version": None},
+        )
+    instant = timeline.create_requested(instant_time, job.action, requested)
+    profile = CommitMetadata({}, False, {}, job.operation.upper(), None)
+    timeline.transition_to_inflight(instant, profile.to_json())
+    return instant_time
+
+
+def write_task(job: WriteJob, batches: Iterable[pa.RecordBatch | pa.Table], token: str,
+               task_id: int) -> TaskResult:
+    """Task side of the write; runs in Spark executors or in-process."""
+    if job.operation == "delete_partition":
+        return collect_partitions(job, batches)
+    if job.operation in MERGE_OPERATIONS:
+        return TaskResult.staging(tag_rows(job, prepare_rows(job, batches)))
+    return write_new_file_groups(job, batches, token, task_id)
+
+
+def _replaced_file_ids(table: HoodieTable, job: WriteJob, results: list[TaskResult]) -> dict[str, list[str]]:
+    view = table.fs_view()
+    if job.operation == "insert_overwrite_table":
+        partitions = view.partitions()
+    elif job.operation == "delete_partition":
+        given = job.config.get(PARTITIONS_TO_DELETE)
+        partitions = list_fields(given) if given else sorted({p for r in results for p in r.partitions})
+    else:
+        partitions = sorted({p for r in results for p in r.partitions})
+    replaced: dict[str, list[str]] = {}
+    for partition in partitions:
+        ids = sorted({s.file_id for s in view.latest_file_slices(partition)})
+        if ids:
+            replaced[partition] = ids
+    return replaced
+
+
+def _reconcile_markers(job: WriteJob, stats: list[dict[str, Any]]) -> None:
+    """Delete files of failed or speculative task attempts: in the markers but in no task's report."""
+    reported = {s["path"] for s in stats}
+    for path in WriteMarkers(job.storage, job.instant_time).list_data_files():
+        if path not in reported:
+            job.storage.delete(path)
+
+
+def commit_write(job: WriteJob, results: list[TaskResult]) -> str:
+    """Complete the instant: the new files become visible to readers only now."""
+    table = HoodieTable.load(job.storage)
+    stats = [s for r in results for s in r.write_stats]
+    if job.operation in MERGE_OPERATIONS:
+        staged = [t for t in (r.staged_table() for r in results) if t is not None]
+        merged, _ = write_targets(job, staged, job.instant_time[-6:])
+        stats.extend(merged)
+    _reconcile_markers(job, stats)
+    by_partition: dict[str, list[WriteStat]] = {}
+    for stat in stats:
+        by_partition.setdefault(stat["partitionPath"], []).append(WriteStat.from_dict(stat))
+    replaced = _replaced_file_ids(table, job, results) if job.action == "replacecommit" else None
+    metadata = CommitMetadata(
+        by_partition, False, {"schema": job.avro_schema_json}, job.operation.upper(),
+        replaced if replaced is not None else None,
+    )
+    inflight = Instant(job.instant_time, job.action, "INFLIGHT")
+    table.timeline.complete(inflight, metadata.to_json())
+    WriteMarkers(job.storage, job.instant_time).delete_all()
+    return job.instant_time
+
+
+def abort_write(job: WriteJob) -> None:
+    """Roll the instant back now; whatever a straggler task writes later the next write rolls back."""
+    table = HoodieTable.load(job.storage)
+    pending = table.timeline.find(job.instant_time)
+    if pending is not None and pending.state != "COMPLETED":
+        rollback_instant(table, pending)

@@ -1,0 +1,196 @@
+"""Writing one file group's new version: merge its incoming records into the old base file.
+
+The old base file is streamed batch by batch; the incoming records sit in a SpillableRecordMap, so
+memory stays near `hoodie.memory.merge.max.size` whatever the size of the file group. Records the
+stream never met are inserts and go after the stored rows. A file group without a base file is
+simply created from its inserts.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..config import (
+    BLOOM_DYNAMIC_MAX_ENTRIES,
+    BLOOM_FILTER_TYPE,
+    BLOOM_FPP,
+    BLOOM_NUM_ENTRIES,
+    MERGE_MAX_MEMORY,
+    PARQUET_BLOCK_SIZE,
+    PARQUET_COMPRESSION,
+    PARQUET_DICTIONARY,
+    PARQUET_PAGE_SIZE,
+    PAYLOAD_CLASS,
+    POPULATE_META_FIELDS,
+    SPILLABLE_MAP_PATH,
+)
+from ..io.base_file import META_COLUMNS, BaseFileWriter, with_meta_columns
+from ..merge.payload import drop_soft_deletes, merge_with_stored
+from ..merge.spillable_map import SpillableRecordMap
+from ..table.file_names import make_base_file_name
+from ..table.partition_metadata import write_partition_metadata
+from .job import WriteJob
+from .markers import WriteMarkers
+from .new_file_groups import KEY_COLUMN, PATH_COLUMN, meta_fields_avro_json, meta_schema
+
+DELETE_COLUMN = "__pyhudi_delete"
+STREAM_ROWS = 65536
+
+
+@dataclass(frozen=True)
+class Target:
+    """A file group a write produces a new version of; `base_path` is None for a new file group."""
+
+    partition_path: str
+    file_id: str
+    base_path: str | None
+    base_instant: str | None
+
+
+@dataclass
+class _Counts:
+    written: int = 0
+    updated: int = 0
+    inserted: int = 0
+    deleted: int = 0
+
+
+def _open_writer(job: WriteJob, target: Target, token: str) -> tuple[BaseFileWriter, str, str]:
+    cfg = job.config
+    file_name = make_base_file_name(target.file_id, token, job.instant_time)
+    rel_path = f"{target.partition_path}/{file_name}" if target.partition_path else file_name
+    io_type = "MERGE" if target.base_path else "CREATE"
+    if target.base_path is None:
+        write_partition_metadata(job.storage, target.partition_path, job.instant_time)
+    WriteMarkers(job.storage, job.instant_time).create(target.partition_path, file_name, io_type)
+    writer = BaseFileWriter(
+        job.storage, rel_path, meta_schema(job.schema),
+        bloom_type=cfg.get(BLOOM_FILTER_TYPE), bloom_num_entries=cfg.get(BLOOM_NUM_ENTRIES),
+        bloom_fpp=cfg.get(BLOOM_FPP), bloom_dynamic_max_entries=cfg.get(BLOOM_DYNAMIC_MAX_ENTRIES),
+        compression=cfg.get(PARQUET_COMPRESSION), row_group_bytes=cfg.get(PARQUET_BLOCK_SIZE),
+        page_size=cfg.get(PARQUET_PAGE_SIZE), dictionary=cfg.get(PARQUET_DICTIONARY),
+        avro_schema_json=meta_fields_avro_json(job.avro_schema_json),
+    )
+    return writer, file_name, rel_path
+
+
+def _stamp(job: WriteJob, rows: pa.Table, target: Target, file_name: str, task_id: int, seqno: int) -> pa.Table:
+    """Incoming rows with fresh meta columns for this commit."""
+    data = rows.select(job.schema.names)
+    return with_meta_columns(
+        data, job.instant_time, task_id, rows.column(KEY_COLUMN).combine_chunks(), target.partition_path,
+        file_name, populate_meta_fields=job.config.get(POPULATE_META_FIELDS), seqno_start=seqno,
+    )
+
+
+def _copy_stored(job: WriteJob, rows: pa.Table, file_name: str) -> pa.Table:
+    """Stored rows keep their commit time and sequence number; only the file name changes."""
+    out = rows.select(META_COLUMNS + job.schema.names)
+    index = out.schema.get_field_index("_hoodie_file_name")
+    return out.set_column(index, "_hoodie_file_name", pa.array([file_name] * out.num_rows, pa.string()))
+
+
+def _stored_batches(job: WriteJob, path: str):
+    with job.storage.open_input(path) as handle:
+        for batch in pq.ParquetFile(handle).iter_batches(batch_size=STREAM_ROWS):
+            yield pa.Table.from_batches([batch])
+
+
+def _conform_stored(job: WriteJob, stored: pa.Table) -> pa.Table:
+    """Old files may predate columns added since; they read back as nulls."""
+    columns = []
+    schema = meta_schema(job.schema)
+    for field in schema:
+        idx = stored.schema.get_field_index(field.name)
+        if idx < 0:
+            columns.append(pa.nulls(stored.num_rows, field.type))
+        else:
+            column = stored.column(idx)
+            columns.append(column if column.type.equals(field.type) else column.cast(field.type))
+    table = pa.Table.from_arrays(columns, schema=schema)
+    return table.append_column(KEY_COLUMN, table.column("_hoodie_record_key"))
+
+
+def _apply_deletes(stored: pa.Table, matches: pa.Table, counts: _Counts) -> tuple[pa.Table, pa.Table]:
+    """Deletes by key (the delete operation) win whatever the payload, as Hudi's empty payload does."""
+    deletes = matches.column(DELETE_COLUMN)
+    if not pc.any(deletes).as_py():
+        return stored, matches
+    doomed = matches.filter(deletes).column(KEY_COLUMN)
+    keep = pc.invert(pc.is_in(stored.column(KEY_COLUMN), value_set=doomed))
+    remaining = stored.filter(keep)
+    counts.deleted += stored.num_rows - remaining.num_rows
+    return remaining, matches.filter(pc.invert(deletes))
+
+
+def _write_merged(job: WriteJob, target: Target, incoming: SpillableRecordMap, writer: BaseFileWriter,
+                  file_name: str, task_id: int, counts: _Counts) -> None:
+    payload = job.config.get(PAYLOAD_CLASS)
+    for stored in _stored_batches(job, target.base_path or ""):
+        stored = _conform_stored(job, stored)
+        matches = incoming.lookup(stored.column(KEY_COLUMN))
+        if matches.num_rows:
+            stored, matches = _apply_deletes(stored, matches, counts)
+        if matches.num_rows == 0:
+            writer.write(_copy_stored(job, stored, file_name))
+            counts.written += stored.num_rows
+            continue
+        merged = merge_with_stored(stored, matches.drop_columns([PATH_COLUMN, DELETE_COLUMN]), KEY_COLUMN,
+                                   job.ordering_field, payload)
+        counts.deleted += len(merged.deleted_keys)
+        counts.updated += merged.updated_count
+        kept = merged.rows.filter(pc.invert(merged.from_incoming))
+        new = merged.rows.filter(merged.from_incoming)
+        if kept.num_rows:
+            writer.write(_copy_stored(job, kept, file_name))
+        if new.num_rows:
+            writer.write(_stamp(job, new, target, file_name, task_id, counts.updated + counts.inserted))
+        counts.written += merged.rows.num_rows
+
+
+def _write_inserts(job: WriteJob, target: Target, rows: pa.Table, writer: BaseFileWriter, file_name: str,
+                   task_id: int, counts: _Counts) -> None:
+    rows = drop_soft_deletes(rows.filter(pc.invert(rows.column(DELETE_COLUMN))))
+    if rows.num_rows:
+        writer.write(_stamp(job, rows, target, file_name, task_id, counts.updated + counts.inserted))
+        counts.inserted += rows.num_rows
+        counts.written += rows.num_rows
+
+
+def write_file_group(job: WriteJob, target: Target, incoming: pa.Table, token: str, task_id: int) -> dict:
+    """Write the new version of one file group from its (deduped) incoming rows; returns its write stat."""
+    started = time.monotonic()
+    counts = _Counts()
+    writer, file_name, rel_path = _open_writer(job, target, token)
+    if target.base_path is None:
+        _write_inserts(job, target, incoming, writer, file_name, task_id, counts)
+    else:
+        cfg = job.config
+        with SpillableRecordMap(incoming.schema, KEY_COLUMN, cfg.get(MERGE_MAX_MEMORY),
+                                cfg.get(SPILLABLE_MAP_PATH)) as records:
+            records.put_all(incoming)
+            _write_merged(job, target, records, writer, file_name, task_id, counts)
+            for rest in records.remaining():
+                _write_inserts(job, target, rest, writer, file_name, task_id, counts)
+    stats = writer.close()
+    elapsed = int((time.monotonic() - started) * 1000)
+    return {
+        "fileId": target.file_id,
+        "path": rel_path,
+        "prevCommit": target.base_instant or "null",
+        "numWrites": stats.num_rows,
+        "numDeletes": counts.deleted,
+        "numUpdateWrites": counts.updated,
+        "numInserts": counts.inserted,
+        "totalWriteBytes": stats.file_size,
+        "totalWriteErrors": 0,
+        "partitionPath": target.partition_path,
+        "fileSizeInBytes": stats.file_size,
+        "runtimeStats": {"totalScanTime": 0, "totalUpsertTime": elapsed if target.base_path else 0,
+                         "totalCreateTime": 0 if target.base_path else elapsed},
+    }

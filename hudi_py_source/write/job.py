@@ -1,0 +1,69 @@
+"""What every task of one write needs to know, fixed on the driver before any task runs.
+
+A WriteJob is pickled from the driver to the Spark tasks and to the commit, so it carries plain
+data only: the storage, the options, the instant and the schema the write commits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from ..config import PRECOMBINE_FIELD, HoodieConfig
+from ..storage import Storage
+
+REPLACE_OPERATIONS = frozenset({"insert_overwrite", "insert_overwrite_table", "delete_partition"})
+NEW_FILE_OPERATIONS = frozenset({"bulk_insert", "insert_overwrite", "insert_overwrite_table"})
+MERGE_OPERATIONS = frozenset({"upsert", "insert", "delete"})
+
+
+@dataclass
+class WriteJob:
+    storage: Storage
+    options: dict[str, Any]
+    instant_time: str
+    operation: str
+    schema: pa.Schema
+    avro_schema_json: str
+    table_name: str
+    as_of: str | None = None
+
+    @property
+    def action(self) -> str:
+        return "replacecommit" if self.operation in REPLACE_OPERATIONS else "commit"
+
+    @property
+    def config(self) -> HoodieConfig:
+        return HoodieConfig(self.options)
+
+    @property
+    def ordering_field(self) -> str | None:
+        """The precombine field, when the data has it (Hudi orders versions of a key by it)."""
+        cfg = self.config
+        if cfg.is_set(PRECOMBINE_FIELD):
+            return cfg.get(PRECOMBINE_FIELD)
+        default = PRECOMBINE_FIELD.default
+        return default if default and self.schema.get_field_index(default) >= 0 else None
+
+
+@dataclass
+class TaskResult:
+    """What a task reports to the commit: the files it wrote and the partitions it saw."""
+
+    write_stats: list[dict[str, Any]] = field(default_factory=list)
+    partitions: set[str] = field(default_factory=set)
+    num_rows: int = 0
+    staged: bytes | None = None
+
+    @staticmethod
+    def staging(table: pa.Table) -> "TaskResult":
+        """A task of a merging operation hands its tagged records to the commit as compressed Arrow IPC."""
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
+            writer.write_table(table)
+        return TaskResult(num_rows=table.num_rows, staged=sink.getvalue().to_pybytes())
+
+    def staged_table(self) -> pa.Table | None:
+        return pa.ipc.open_stream(self.staged).read_all() if self.staged is not None else None

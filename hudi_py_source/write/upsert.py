@@ -1,0 +1,225 @@
+"""Upsert, insert and delete on copy-on-write tables: prepare, tag, bucket, merge (seeds 002/003).
+
+The task side (`prepare_rows`, `tag_rows`) builds keys, combines duplicates and looks every key up
+in the index, in parallel over the input partitions. Whatever needs all of a key's records (the
+final combine across tasks, the bucket plan, the merges) runs in `write_targets`, in parallel over
+file groups, so each file group gets exactly one new version per commit whatever the input
+partitioning.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..config import (
+    BLOOM_UPDATE_PARTITION_PATH,
+    COMBINE_BEFORE_INSERT,
+    COMBINE_BEFORE_UPSERT,
+    INDEX_TYPE,
+    PARQUET_MAX_FILE_SIZE,
+    PARQUET_SMALL_FILE_LIMIT,
+    PAYLOAD_CLASS,
+    RECORD_SIZE_ESTIMATE,
+    RECORD_SIZE_ESTIMATION_THRESHOLD,
+    SIMPLE_UPDATE_PARTITION_PATH,
+)
+from ..index.tagging import candidates_from_slices, partition_moves, tag
+from ..keygen import key_generator
+from ..merge.payload import dedupe
+from ..table.hoodie_table import HoodieTable
+from .bucketing import average_record_size, plan_buckets, small_files
+from .file_group_merge import DELETE_COLUMN, Target, write_file_group
+from .job import WriteJob
+from .new_file_groups import KEY_COLUMN, PATH_COLUMN, keyed
+from .schema_evolution import conform
+
+FILE_ID_COLUMN = "__pyhudi_file_id"
+GLOBAL_INDEXES = frozenset({"GLOBAL_BLOOM", "GLOBAL_SIMPLE"})
+_PARALLEL_MIN_ROWS = 50_000
+
+
+@dataclass
+class UpsertStats:
+    """Counts a write reports beyond its files: deletes of keys the table does not hold are no-ops."""
+
+    missing_deletes: int = 0
+
+
+def _identity(job: WriteJob, table: pa.Table, placed: bool) -> pa.Array:
+    """What one record is for combining: the key, plus the partition unless the index is global and
+    the records are not placed yet (once tagged, a record's partition is where it is written)."""
+    if not placed and job.config.get(INDEX_TYPE) in GLOBAL_INDEXES:
+        return table.column(KEY_COLUMN)
+    return pc.binary_join_element_wise(table.column(PATH_COLUMN), table.column(KEY_COLUMN), "\x00")
+
+
+def combine(job: WriteJob, table: pa.Table, placed: bool = False) -> pa.Table:
+    """Hudi's combine-before-write by the precombine field and the payload's preCombine rule."""
+    if table.num_rows < 2:
+        return table
+    cfg = job.config
+    wanted = job.operation == "delete" or (
+        cfg.get(COMBINE_BEFORE_UPSERT) if job.operation == "upsert" else cfg.get(COMBINE_BEFORE_INSERT)
+    )
+    if not wanted:
+        return table
+    ordering = None if job.operation == "delete" else job.ordering_field
+    with_identity = table.append_column("__pyhudi_identity", _identity(job, table, placed))
+    return dedupe(with_identity, "__pyhudi_identity", ordering, cfg.get(PAYLOAD_CLASS)).drop_columns(
+        ["__pyhudi_identity"])
+
+
+def prepare_rows(job: WriteJob, batches: Iterable[pa.RecordBatch | pa.Table]) -> pa.Table:
+    """Task side: keys, partition paths and the delete flag of every record, combined within the task."""
+    keygen = key_generator(job.config)
+    parts = []
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        table = keyed(conform(batch, job.schema), keygen)
+        flag = pa.array(np.full(table.num_rows, job.operation == "delete"))
+        parts.append(table.append_column(DELETE_COLUMN, flag))
+    if not parts:
+        return empty_prepared(job)
+    return combine(job, pa.concat_tables(parts))
+
+
+def empty_prepared(job: WriteJob) -> pa.Table:
+    schema = pa.schema(list(job.schema) + [pa.field(KEY_COLUMN, pa.string()), pa.field(PATH_COLUMN, pa.string()),
+                                           pa.field(DELETE_COLUMN, pa.bool_())])
+    return schema.empty_table()
+
+
+def _candidates(job: WriteJob) -> list:
+    table = HoodieTable.load(job.storage)
+    slices = table.fs_view().latest_file_slices(as_of=job.as_of) if job.as_of else []
+    include_log_only = job.config.get(INDEX_TYPE) == "BUCKET"
+    return candidates_from_slices(slices, include_log_only=include_log_only)
+
+
+def tag_rows(job: WriteJob, table: pa.Table) -> pa.Table:
+    """Task side: the file group each record goes to (null: an insert), moves resolved for global indexes."""
+    cfg = job.config
+    index_type = cfg.get(INDEX_TYPE)
+    if job.operation == "insert" or table.num_rows == 0:
+        return table.append_column(FILE_ID_COLUMN, pa.nulls(table.num_rows, pa.string()))
+    tagging = tag(index_type, job.storage, table.column(KEY_COLUMN).combine_chunks(),
+                  table.column(PATH_COLUMN).combine_chunks(), _candidates(job), cfg,
+                  instant_time=job.instant_time)
+    if index_type == "BUCKET":
+        new_ids = tagging.new_bucket_file_ids
+        file_ids = tagging.file_id if new_ids is None else pc.coalesce(tagging.file_id, new_ids)
+        return table.append_column(FILE_ID_COLUMN, file_ids)
+    if index_type not in GLOBAL_INDEXES:
+        return table.append_column(FILE_ID_COLUMN, tagging.file_id)
+    update_path = cfg.get(BLOOM_UPDATE_PARTITION_PATH if index_type == "GLOBAL_BLOOM" else SIMPLE_UPDATE_PARTITION_PATH)
+    moves = partition_moves(tagging, table.column(PATH_COLUMN).combine_chunks(), update_path)
+    tagged = table.set_column(table.schema.get_field_index(PATH_COLUMN), PATH_COLUMN, moves.target_partition)
+    file_ids = tagging.file_id
+    if len(moves.moves):
+        move_idx = pa.array(moves.moves)
+        stays = np.ones(table.num_rows, dtype=bool)
+        stays[moves.moves] = False
+        file_ids = pc.if_else(pa.array(stays), file_ids, pa.nulls(table.num_rows, pa.string()))
+        old = table.take(move_idx)
+        old = old.set_column(old.schema.get_field_index(PATH_COLUMN), PATH_COLUMN,
+                             tagging.location_partition.take(move_idx))
+        old = old.set_column(old.schema.get_field_index(DELETE_COLUMN), DELETE_COLUMN,
+                             pa.array(np.ones(len(moves.moves), dtype=bool)))
+        tagged = pa.concat_tables([tagged, old])
+        file_ids = pa.concat_arrays([file_ids.combine_chunks() if isinstance(file_ids, pa.ChunkedArray) else file_ids,
+                                     tagging.file_id.take(move_idx)])
+    return tagged.append_column(FILE_ID_COLUMN, file_ids)
+
+
+def _deterministic_file_id(instant: str, partition: str, n: int) -> str:
+    """New file ids derived from the write, so every process planning it names the same file groups."""
+    return f"{uuid.uuid5(uuid.NAMESPACE_URL, f'{instant}/{partition}/{n}')}-0"
+
+
+def _assign_inserts(job: WriteJob, table: HoodieTable, inserts: pa.Table, updated: set[tuple[str, str]]) -> pa.Array:
+    cfg = job.config
+    limit = cfg.get(PARQUET_SMALL_FILE_LIMIT)
+    counts = pc.value_counts(inserts.column(PATH_COLUMN)).to_pylist()
+    per_partition = {c["values"]: c["counts"] for c in counts}
+    view = table.fs_view()
+    small = small_files(view, sorted(per_partition), limit, set())
+    average = average_record_size(table.timeline, limit, cfg.get(RECORD_SIZE_ESTIMATION_THRESHOLD),
+                                  cfg.get(RECORD_SIZE_ESTIMATE))
+    plan = plan_buckets(per_partition, updated, small, average, cfg,
+                        lambda partition, n: _deterministic_file_id(job.instant_time, partition, n))
+    buckets = plan.assign_inserts(inserts.column(PATH_COLUMN).combine_chunks(),
+                                  inserts.column(KEY_COLUMN).combine_chunks())
+    file_ids = pa.array([b.file_id for b in plan.buckets] or [""], pa.string())
+    return file_ids.take(pa.array(buckets))
+
+
+def _targets(job: WriteJob, table: HoodieTable, rows: pa.Table) -> tuple[pa.Table, UpsertStats]:
+    """Every record with the file group it is written to; deletes of unknown keys are dropped."""
+    stats = UpsertStats()
+    file_ids = rows.column(FILE_ID_COLUMN)
+    untagged = pc.is_null(file_ids)
+    deletes = rows.column(DELETE_COLUMN)
+    missing = pc.and_(untagged, deletes)
+    stats.missing_deletes = int(pc.sum(missing).as_py() or 0)
+    rows = rows.filter(pc.invert(missing))
+    untagged = pc.is_null(rows.column(FILE_ID_COLUMN))
+    if not pc.any(untagged).as_py():
+        return rows, stats
+    tagged = rows.filter(pc.invert(untagged))
+    inserts = rows.filter(untagged)
+    updated = set(zip(tagged.column(PATH_COLUMN).to_pylist(), tagged.column(FILE_ID_COLUMN).to_pylist()))
+    assigned = _assign_inserts(job, table, inserts, updated)
+    inserts = inserts.set_column(inserts.schema.get_field_index(FILE_ID_COLUMN), FILE_ID_COLUMN, assigned)
+    return pa.concat_tables([tagged, inserts]), stats
+
+
+def _group(job: WriteJob, table: HoodieTable, rows: pa.Table) -> list[tuple[Target, pa.Table]]:
+    """Rows per target file group, each target knowing the base file it merges with."""
+    bases = {(s.partition_path, s.file_id): s for s in table.fs_view().latest_file_slices(as_of=job.as_of)} \
+        if job.as_of else {}
+    composite = pc.binary_join_element_wise(rows.column(PATH_COLUMN), rows.column(FILE_ID_COLUMN), "\x00")
+    order = pc.sort_indices(composite)
+    rows, composite = rows.take(order), composite.take(order)
+    groups = []
+    values = composite.to_numpy(zero_copy_only=False)
+    boundaries = np.flatnonzero(values[1:] != values[:-1]) + 1
+    starts = np.concatenate([[0], boundaries]) if len(values) else np.zeros(0, dtype=np.int64)
+    ends = np.concatenate([boundaries, [len(values)]]) if len(values) else np.zeros(0, dtype=np.int64)
+    for start, end in zip(starts, ends):
+        partition, file_id = str(values[start]).split("\x00", 1)
+        found = bases.get((partition, file_id))
+        base = found.base_file if found is not None else None
+        target = Target(partition, file_id, base.path if base else None, found.base_instant if found else None)
+        groups.append((target, rows.slice(start, end - start).drop_columns([FILE_ID_COLUMN])))
+    return groups
+
+
+def _write_one(args: tuple[WriteJob, Target, pa.Table, str, int]) -> dict:
+    job, target, rows, token, task_id = args
+    return write_file_group(job, target, combine(job, rows, placed=True), token, task_id)
+
+
+def write_targets(job: WriteJob, prepared: list[pa.Table], token_prefix: str) -> tuple[list[dict], UpsertStats]:
+    """Commit side of the direct path: combine across tasks, plan buckets, merge every file group."""
+    rows = pa.concat_tables([t for t in prepared if t.num_rows]) if any(t.num_rows for t in prepared) else None
+    if rows is None:
+        return [], UpsertStats()
+    rows = combine(job, rows, placed=True)
+    table = HoodieTable.load(job.storage)
+    rows, stats = _targets(job, table, rows)
+    groups = _group(job, table, rows)
+    work = [(job, target, group, f"{n}-{token_prefix}", n) for n, (target, group) in enumerate(groups)]
+    workers = min(len(work), os.cpu_count() or 1)
+    if workers > 1 and rows.num_rows >= _PARALLEL_MIN_ROWS:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(_write_one, work)), stats
+    return [_write_one(item) for item in work], stats
