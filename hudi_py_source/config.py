@@ -269,6 +269,10 @@ FAILED_WRITES_POLICY = define("hoodie.cleaner.policy.failed.writes", "EAGER", st
                               "When failed writes are rolled back.", choices=("EAGER", "LAZY", "NEVER"))
 
 # --- reads ------------------------------------------------------------------------------------
+DATA_SKIPPING = define(
+    "hoodie.enable.data.skipping", False, bool,
+    "Spark reads: push filters down and prune partitions and files by them. Off by default because Spark 4.3 "
+    "reuses a DataFrame's last pruned plan for later scans of it that push no filter.")
 QUERY_TYPE = define("hoodie.datasource.query.type", "snapshot", str, "Query type.",
                     choices=("snapshot", "read_optimized", "incremental"))
 

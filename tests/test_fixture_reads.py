@@ -34,6 +34,11 @@ def test_fixture_equals_hudi_rs(fixture_table, name: str) -> None:
     theirs = hudi_rs_read(path)
     assert ours.num_rows == theirs.num_rows
     if theirs.num_rows:
+        if "_hoodie_commit_time" not in theirs.column_names:
+            # populate.meta.fields=false: hudi-rs drops the (null) meta columns, Hudi's Spark reader keeps them
+            assert ours.column_names[5:] == theirs.column_names
+            assert set(ours.column("_hoodie_record_key").to_pylist()) == {None}
+            ours = ours.select(theirs.column_names)
         assert ours.column_names == theirs.column_names
         assert canonical(ours) == canonical(theirs.cast(ours.schema))
 

@@ -116,19 +116,37 @@ def test_failed_spark_write_is_rolled_back(spark, tmp_path) -> None:
     assert data_rows(hudi_rs_read(url)) == rows(range(0, 6)).to_pylist()
 
 
-def test_filters_are_pushed_and_exact(spark, tmp_path) -> None:
+FILTERS = [
+    ("city = 'sf' AND amount > 20", lambda r: r["city"] == "sf" and r["amount"] > 20),
+    ("id IN ('k0003', 'k0004', 'k9999')", lambda r: r["id"] in ("k0003", "k0004")),
+    ("city <> 'sf' OR n < 3", lambda r: r["city"] != "sf" or r["n"] < 3),
+    ("id LIKE 'k001%'", lambda r: r["id"].startswith("k001")),
+    ("n >= 50 AND city IS NOT NULL", lambda r: r["n"] >= 50),
+]
+
+
+def test_one_dataframe_many_queries(spark, tmp_path) -> None:
+    """Without data skipping, a DataFrame reused for filtered and unfiltered queries stays exact."""
+    url = str(tmp_path / "t")
+    data = rows(range(0, 60))
+    Table(url).write(data, options("simple_hive", "bulk_insert"))
+    df = spark.read.format("pyhudi").load(url)
+    for sql, keep in FILTERS:
+        assert spark_rows(df.where(sql)) == [r for r in data.to_pylist() if keep(r)], sql
+        assert df.count() == 60
+
+
+def test_data_skipping_pushes_filters_and_stays_exact(spark, tmp_path) -> None:
     url = str(tmp_path / "t")
     data = rows(range(0, 60))
     to_df(spark, data, 2).write.format("pyhudi").options(**options("simple_hive", "bulk_insert")) \
         .mode("append").save(url)
-    df = spark.read.format("pyhudi").load(url)
-    expected = [r for r in data.to_pylist() if r["city"] == "sf" and r["amount"] > 20]
-    assert spark_rows(df.where("city = 'sf' AND amount > 20")) == expected
-    assert spark_rows(df.where("id IN ('k0003', 'k0004', 'k9999')")) == [
-        r for r in data.to_pylist() if r["id"] in ("k0003", "k0004")]
-    assert spark_rows(df.where("city <> 'sf' OR n < 3")) == [
-        r for r in data.to_pylist() if r["city"] != "sf" or r["n"] < 3]
-    assert spark_rows(df.where("id LIKE 'k001%'")) == [r for r in data.to_pylist() if r["id"].startswith("k001")]
+    for sql, keep in FILTERS:
+        df = spark.read.format("pyhudi").option("hoodie.enable.data.skipping", "true").load(url)
+        assert spark_rows(df.where(sql)) == [r for r in data.to_pylist() if keep(r)], sql
+    df = spark.read.format("pyhudi").option("hoodie.enable.data.skipping", "true").load(url)
+    plan = df.where("city = 'sf'")._jdf.queryExecution().executedPlan().toString()
+    assert "Filter" not in plan.split("BatchScan")[0].split("Project")[-1]
     assert df.where("city = 'sf'").count() == 20
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -10,8 +11,9 @@ from ..errors import HoodieTableError
 from ..storage import Storage
 from ..table.hoodie_table import table_exists
 from .datasource import PyHudiDataSource
+from .routed import write_routed
 
-__all__ = ["PyHudiDataSource", "register", "write"]
+__all__ = ["PyHudiDataSource", "register", "write", "write_routed"]
 
 
 def register(spark: SparkSession) -> None:
@@ -21,11 +23,13 @@ def register(spark: SparkSession) -> None:
 
 
 def write(df: DataFrame, path: str, options: dict[str, Any], mode: str = "append",
-          storage_options: dict[str, Any] | None = None) -> None:
+          storage_options: dict[str, Any] | None = None, route: bool = False) -> None:
     """`df.write.format("pyhudi")` with all four Spark save modes, as Hudi's datasource treats them.
 
     Spark refuses errorifexists and ignore for Python data sources before the source sees the
     write, so they are decided here, on the driver, and the write then runs as an append.
+    `route=True` takes the scalable path (`write_routed`): records are shuffled to their file
+    group and merged in the executors.
     """
     mode = mode.lower()
     exists = table_exists(Storage(path, storage_options))
@@ -37,9 +41,10 @@ def write(df: DataFrame, path: str, options: dict[str, Any], mode: str = "append
         if exists:
             return
         mode = "append"
+    if route:
+        write_routed(df, path, options, mode, storage_options)
+        return
     writer = df.write.format("pyhudi").mode(mode).options(**{k: str(v) for k, v in options.items()})
     if storage_options:
-        import json
-
         writer = writer.option("storage_options", json.dumps(storage_options))
     writer.save(path)

@@ -37,6 +37,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
+from ..config import DATA_SKIPPING, HoodieConfig
 from ..errors import HoodieConfigError
 from ..read.predicates import Predicate, supports
 from ..read.snapshot import ReadPlan, Split, full_schema, plan_read, read_split
@@ -115,7 +116,10 @@ class PyHudiDataSource(DataSource):
         return spark_schema(full_schema(data))
 
     def reader(self, schema: StructType) -> "PyHudiReader":
-        return PyHudiReader(dict(self.options), schema)
+        options = dict(self.options)
+        if HoodieConfig(_hoodie_options(options)).get(DATA_SKIPPING):
+            return PyHudiPruningReader(options, schema)
+        return PyHudiReader(options, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> "PyHudiWriter":
         return PyHudiWriter(dict(self.options), schema, overwrite)
@@ -130,19 +134,17 @@ class HudiInputPartition(InputPartition):
 
 
 class PyHudiReader(DataSourceReader):
+    """Reads the table's latest snapshot; Spark applies the query's filters.
+
+    It takes no filters on purpose: Spark 4.3 keeps the plan of a DataFrame's last filter pushdown
+    (PythonDataSourceV2.readInfo) and reuses it for later scans of that DataFrame that push no
+    filter, so a pruned plan would silently drop rows from them.
+    """
+
     def __init__(self, options: dict[str, Any], schema: StructType) -> None:
         self.options = options
         self.arrow_schema = to_arrow_schema(schema, timezone="UTC")
         self.predicates: list[Predicate] = []
-
-    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
-        """Keep the filters the core applies exactly; hand every other back to Spark."""
-        for f in filters:
-            predicate = to_predicate(f)
-            if predicate is not None and supports(predicate, self.arrow_schema):
-                self.predicates.append(predicate)
-            else:
-                yield f
 
     def partitions(self) -> list[InputPartition]:
         storage = _storage(self.options)
@@ -161,6 +163,20 @@ class PyHudiReader(DataSourceReader):
                 yield pa.RecordBatch.from_arrays(
                     [c.cast(f.type) for c, f in zip(batch.columns, self.arrow_schema)], schema=self.arrow_schema
                 )
+
+
+class PyHudiPruningReader(PyHudiReader):
+    """With hoodie.enable.data.skipping=true: filters are pushed, applied exactly, and prune
+    partitions and files. Each filtered query should start from its own `load()` (see PyHudiReader)."""
+
+    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
+        """Keep the filters the core applies exactly; hand every other back to Spark."""
+        for f in filters:
+            predicate = to_predicate(f)
+            if predicate is not None and supports(predicate, self.arrow_schema):
+                self.predicates.append(predicate)
+            else:
+                yield f
 
 
 @dataclass

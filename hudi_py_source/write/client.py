@@ -178,7 +178,7 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
     operation = _resolve_operation(cfg, mode, exists)
     _validate_new_write(cfg, operation, data_schema)
     table_schema = table.schema() if table else None
-    if operation == "delete" and table_schema is not None:
+    if operation in ("delete", "delete_partition") and table_schema is not None:
         schema = table_schema
     else:
         schema = evolve_schema(table_schema, data_schema, cfg.get(RECONCILE_SCHEMA))
@@ -218,7 +218,7 @@ def write_task(job: WriteJob, batches: Iterable[pa.RecordBatch | pa.Table], toke
     """Task side of the write; runs in Spark executors or in-process."""
     if job.operation == "delete_partition":
         return collect_partitions(job, batches)
-    if job.operation in MERGE_OPERATIONS:
+    if job.merges:
         return TaskResult.staging(tag_rows(job, prepare_rows(job, batches)))
     return write_new_file_groups(job, batches, token, task_id)
 
@@ -252,9 +252,9 @@ def commit_write(job: WriteJob, results: list[TaskResult]) -> str:
     """Complete the instant: the new files become visible to readers only now."""
     table = HoodieTable.load(job.storage)
     stats = [s for r in results for s in r.write_stats]
-    if job.operation in MERGE_OPERATIONS:
+    if job.merges:
         staged = [t for t in (r.staged_table() for r in results) if t is not None]
-        merged, _ = write_targets(job, staged, job.instant_time[-6:])
+        merged, _ = write_targets(job, staged)
         stats.extend(merged)
     _reconcile_markers(job, stats)
     by_partition: dict[str, list[WriteStat]] = {}

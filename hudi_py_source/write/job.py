@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..config import PRECOMBINE_FIELD, HoodieConfig
+from ..config import INDEX_TYPE, PRECOMBINE_FIELD, HoodieConfig
 from ..storage import Storage
 
 REPLACE_OPERATIONS = frozenset({"insert_overwrite", "insert_overwrite_table", "delete_partition"})
@@ -33,6 +33,14 @@ class WriteJob:
     @property
     def action(self) -> str:
         return "replacecommit" if self.operation in REPLACE_OPERATIONS else "commit"
+
+    @property
+    def merges(self) -> bool:
+        """Whether the write goes through tagging and file-group merges: upsert, insert and delete do,
+        and so does bulk_insert on a BUCKET-indexed table, whose records must land in their buckets."""
+        if self.operation in MERGE_OPERATIONS:
+            return True
+        return self.operation == "bulk_insert" and self.config.get(INDEX_TYPE) == "BUCKET"
 
     @property
     def config(self) -> HoodieConfig:

@@ -34,8 +34,9 @@ from ..config import (
 from ..index.tagging import candidates_from_slices, partition_moves, tag
 from ..keygen import key_generator
 from ..merge.payload import dedupe
+from ..table.file_names import write_token
 from ..table.hoodie_table import HoodieTable
-from .bucketing import average_record_size, plan_buckets, small_files
+from .bucketing import BucketPlan, average_record_size, plan_buckets, small_files
 from .file_group_merge import DELETE_COLUMN, Target, write_file_group
 from .job import WriteJob
 from .new_file_groups import KEY_COLUMN, PATH_COLUMN, keyed
@@ -66,9 +67,12 @@ def combine(job: WriteJob, table: pa.Table, placed: bool = False) -> pa.Table:
     if table.num_rows < 2:
         return table
     cfg = job.config
-    wanted = job.operation == "delete" or (
-        cfg.get(COMBINE_BEFORE_UPSERT) if job.operation == "upsert" else cfg.get(COMBINE_BEFORE_INSERT)
-    )
+    if job.operation == "delete":
+        wanted = True
+    elif job.operation == "upsert":
+        wanted = cfg.get(COMBINE_BEFORE_UPSERT)
+    else:
+        wanted = cfg.get(COMBINE_BEFORE_INSERT)
     if not wanted:
         return table
     ordering = None if job.operation == "delete" else job.ordering_field
@@ -109,7 +113,7 @@ def tag_rows(job: WriteJob, table: pa.Table) -> pa.Table:
     """Task side: the file group each record goes to (null: an insert), moves resolved for global indexes."""
     cfg = job.config
     index_type = cfg.get(INDEX_TYPE)
-    if job.operation == "insert" or table.num_rows == 0:
+    if table.num_rows == 0 or (job.operation in ("insert", "bulk_insert") and index_type != "BUCKET"):
         return table.append_column(FILE_ID_COLUMN, pa.nulls(table.num_rows, pa.string()))
     tagging = tag(index_type, job.storage, table.column(KEY_COLUMN).combine_chunks(),
                   table.column(PATH_COLUMN).combine_chunks(), _candidates(job), cfg,
@@ -145,44 +149,59 @@ def _deterministic_file_id(instant: str, partition: str, n: int) -> str:
     return f"{uuid.uuid5(uuid.NAMESPACE_URL, f'{instant}/{partition}/{n}')}-0"
 
 
-def _assign_inserts(job: WriteJob, table: HoodieTable, inserts: pa.Table, updated: set[tuple[str, str]]) -> pa.Array:
+def insert_plan(job: WriteJob, table: HoodieTable, per_partition: dict[str, int],
+                updated: set[tuple[str, str]]) -> BucketPlan:
+    """The UpsertPartitioner's plan: which file group takes how many of each partition's inserts."""
     cfg = job.config
     limit = cfg.get(PARQUET_SMALL_FILE_LIMIT)
-    counts = pc.value_counts(inserts.column(PATH_COLUMN)).to_pylist()
-    per_partition = {c["values"]: c["counts"] for c in counts}
-    view = table.fs_view()
-    small = small_files(view, sorted(per_partition), limit, set())
+    small = small_files(table.fs_view(), sorted(per_partition), limit, set())
     average = average_record_size(table.timeline, limit, cfg.get(RECORD_SIZE_ESTIMATION_THRESHOLD),
                                   cfg.get(RECORD_SIZE_ESTIMATE))
-    plan = plan_buckets(per_partition, updated, small, average, cfg,
+    return plan_buckets(per_partition, updated, small, average, cfg,
                         lambda partition, n: _deterministic_file_id(job.instant_time, partition, n))
+
+
+def assign_inserts(plan: BucketPlan, inserts: pa.Table) -> pa.Table:
+    """Each insert's file group, by Hudi's hash of its key against the plan's weights."""
     buckets = plan.assign_inserts(inserts.column(PATH_COLUMN).combine_chunks(),
                                   inserts.column(KEY_COLUMN).combine_chunks())
-    file_ids = pa.array([b.file_id for b in plan.buckets] or [""], pa.string())
-    return file_ids.take(pa.array(buckets))
+    file_ids = pa.array([b.file_id for b in plan.buckets] or [""], pa.string()).take(pa.array(buckets))
+    return inserts.set_column(inserts.schema.get_field_index(FILE_ID_COLUMN), FILE_ID_COLUMN, file_ids)
+
+
+def insert_profile(rows: pa.Table) -> tuple[dict[str, int], set[tuple[str, str]]]:
+    """Distinct inserts per partition and the file groups updated: the input of the bucket plan."""
+    untagged = pc.is_null(rows.column(FILE_ID_COLUMN))
+    inserts = rows.filter(untagged).select([PATH_COLUMN, KEY_COLUMN])
+    distinct = inserts.group_by([PATH_COLUMN, KEY_COLUMN]).aggregate([])
+    counts = distinct.group_by([PATH_COLUMN]).aggregate([([], "count_all")])
+    per_partition = dict(zip(counts.column(PATH_COLUMN).to_pylist(), counts.column("count_all").to_pylist()))
+    tagged = rows.filter(pc.invert(untagged))
+    updated = set(zip(tagged.column(PATH_COLUMN).to_pylist(), tagged.column(FILE_ID_COLUMN).to_pylist()))
+    return per_partition, updated
+
+
+def drop_missing_deletes(rows: pa.Table) -> tuple[pa.Table, int]:
+    """Deletes of keys no file group holds are no-ops; they are counted and dropped."""
+    missing = pc.and_(pc.is_null(rows.column(FILE_ID_COLUMN)), rows.column(DELETE_COLUMN))
+    count = int(pc.sum(missing).as_py() or 0)
+    return (rows.filter(pc.invert(missing)) if count else rows), count
 
 
 def _targets(job: WriteJob, table: HoodieTable, rows: pa.Table) -> tuple[pa.Table, UpsertStats]:
     """Every record with the file group it is written to; deletes of unknown keys are dropped."""
-    stats = UpsertStats()
-    file_ids = rows.column(FILE_ID_COLUMN)
-    untagged = pc.is_null(file_ids)
-    deletes = rows.column(DELETE_COLUMN)
-    missing = pc.and_(untagged, deletes)
-    stats.missing_deletes = int(pc.sum(missing).as_py() or 0)
-    rows = rows.filter(pc.invert(missing))
+    rows, missing = drop_missing_deletes(rows)
+    stats = UpsertStats(missing_deletes=missing)
     untagged = pc.is_null(rows.column(FILE_ID_COLUMN))
     if not pc.any(untagged).as_py():
         return rows, stats
-    tagged = rows.filter(pc.invert(untagged))
-    inserts = rows.filter(untagged)
-    updated = set(zip(tagged.column(PATH_COLUMN).to_pylist(), tagged.column(FILE_ID_COLUMN).to_pylist()))
-    assigned = _assign_inserts(job, table, inserts, updated)
-    inserts = inserts.set_column(inserts.schema.get_field_index(FILE_ID_COLUMN), FILE_ID_COLUMN, assigned)
-    return pa.concat_tables([tagged, inserts]), stats
+    per_partition, updated = insert_profile(rows)
+    plan = insert_plan(job, table, per_partition, updated)
+    inserts = assign_inserts(plan, rows.filter(untagged))
+    return pa.concat_tables([rows.filter(pc.invert(untagged)), inserts]), stats
 
 
-def _group(job: WriteJob, table: HoodieTable, rows: pa.Table) -> list[tuple[Target, pa.Table]]:
+def group_targets(job: WriteJob, table: HoodieTable, rows: pa.Table) -> list[tuple[Target, pa.Table]]:
     """Rows per target file group, each target knowing the base file it merges with."""
     bases = {(s.partition_path, s.file_id): s for s in table.fs_view().latest_file_slices(as_of=job.as_of)} \
         if job.as_of else {}
@@ -203,12 +222,16 @@ def _group(job: WriteJob, table: HoodieTable, rows: pa.Table) -> list[tuple[Targ
     return groups
 
 
-def _write_one(args: tuple[WriteJob, Target, pa.Table, str, int]) -> dict:
-    job, target, rows, token, task_id = args
+def write_group(job: WriteJob, target: Target, rows: pa.Table, token: str, task_id: int) -> dict:
+    """One file group's new version from all its records (combined across tasks first)."""
     return write_file_group(job, target, combine(job, rows, placed=True), token, task_id)
 
 
-def write_targets(job: WriteJob, prepared: list[pa.Table], token_prefix: str) -> tuple[list[dict], UpsertStats]:
+def _write_one(args: tuple[WriteJob, Target, pa.Table, str, int]) -> dict:
+    return write_group(*args)
+
+
+def write_targets(job: WriteJob, prepared: list[pa.Table]) -> tuple[list[dict], UpsertStats]:
     """Commit side of the direct path: combine across tasks, plan buckets, merge every file group."""
     rows = pa.concat_tables([t for t in prepared if t.num_rows]) if any(t.num_rows for t in prepared) else None
     if rows is None:
@@ -216,8 +239,8 @@ def write_targets(job: WriteJob, prepared: list[pa.Table], token_prefix: str) ->
     rows = combine(job, rows, placed=True)
     table = HoodieTable.load(job.storage)
     rows, stats = _targets(job, table, rows)
-    groups = _group(job, table, rows)
-    work = [(job, target, group, f"{n}-{token_prefix}", n) for n, (target, group) in enumerate(groups)]
+    groups = group_targets(job, table, rows)
+    work = [(job, target, group, write_token(n, 0, n), n) for n, (target, group) in enumerate(groups)]
     workers = min(len(work), os.cpu_count() or 1)
     if workers > 1 and rows.num_rows >= _PARALLEL_MIN_ROWS:
         with ProcessPoolExecutor(max_workers=workers) as pool:
