@@ -1,0 +1,39 @@
+# pyhudi developer tasks. Needs only python3 (3.11+) and, for Spark, Java 17 (installed here when missing).
+
+VENV ?= .venv
+PYTHON := $(VENV)/bin/python
+PYTEST_ARGS ?=
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+
+# Spark reads spark-defaults.conf and log4j2.properties from here (tests/conftest.py sets the same default).
+export SPARK_CONF_DIR := $(CURDIR)/spark-conf
+# Spark's Python workers must run the venv's interpreter (pyarrow, pyhudi), not whatever python3 is on PATH.
+export PYSPARK_PYTHON := $(abspath $(VENV))/bin/python
+
+.PHONY: install java test demo lint bench
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PYTHON) || python3 -m venv $(VENV)
+	$(PYTHON) -m pip install -e '.[test]'
+	touch $@
+
+java:
+	@command -v java >/dev/null 2>&1 || { \
+		$(SUDO) apt-get update && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y openjdk-17-jre-headless; }
+
+test: $(VENV)/.installed java
+	$(PYTHON) -m pytest $(PYTEST_ARGS)
+
+demo: $(VENV)/.installed java
+	@test -f examples/quickstart.py || { echo "examples/quickstart.py is not written yet"; exit 1; }
+	dir=$$(mktemp -d /tmp/pyhudi-demo-XXXXXX) && echo "demo table under $$dir" && \
+		$(PYTHON) examples/quickstart.py "$$dir"
+
+lint: $(VENV)/.installed
+	$(PYTHON) -m ruff check .
+
+bench:
+	@echo "make bench is reserved: benchmarks are not wired in yet (see bench/)."
