@@ -12,10 +12,8 @@ import statistics
 import tempfile
 import time
 
-from pyspark.sql import SparkSession
+from session import bench_session
 from workload import cached, ground_truth
-
-from hudi_py_source.spark import register
 
 OPTIONS = {
     "hoodie.table.name": "bench",
@@ -40,16 +38,16 @@ def main() -> None:
     args = parser.parse_args()
     source = str(cached("base", args.rows))
     truth = ground_truth(args.rows)
-    spark = SparkSession.builder.appName("pyhudi-bench-A").getOrCreate()
-    register(spark)
+    spark = bench_session("pyhudi-bench-A")
+
     df = spark.read.parquet(source).repartition(4).cache()
     df.count()
     work = tempfile.mkdtemp(prefix="pyhudi-bench-")
     results: dict[str, list[float]] = {"pyhudi bulk_insert": [], "spark parquet partitionBy(dt)": []}
     for round_ in range(args.rounds + 1):
         hudi_path, parquet_path = f"{work}/hudi{round_}", f"{work}/parquet{round_}"
-        hudi = timed(lambda: df.write.format("pyhudi").options(**OPTIONS).mode("append").save(hudi_path))
-        native = timed(lambda: df.write.partitionBy("dt").parquet(parquet_path))
+        hudi = timed(lambda p=hudi_path: df.write.format("pyhudi").options(**OPTIONS).mode("append").save(p))
+        native = timed(lambda p=parquet_path: df.write.partitionBy("dt").parquet(p))
         count = spark.read.format("pyhudi").load(hudi_path).count()
         assert count == truth["rows_after_A"], (count, truth)
         if round_:

@@ -350,7 +350,7 @@ class HoodieConfig:
     def raw_value(self, key: str) -> Any:
         return self.raw.get(key)
 
-    def with_values(self, updates: Mapping[str, Any]) -> "HoodieConfig":
+    def with_values(self, updates: Mapping[str, Any]) -> HoodieConfig:
         """A copy with some keys replaced."""
         merged = dict(self.raw)
         merged.update(updates)

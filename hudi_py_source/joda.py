@@ -402,7 +402,8 @@ def _hour(fields: pa.StructArray, groups: frozenset[str]) -> np.ndarray:
 
 def _fraction(fields: pa.StructArray) -> np.ndarray:
     """Milliseconds of a fraction-of-second text: its first three digits, right-padded."""
-    digits = pc.utf8_slice_codeunits(pc.utf8_rpad(pc.fill_null(fields.field("fraction"), "0"), width=3, padding="0"), 0, 3)
+    padded = pc.utf8_rpad(pc.fill_null(fields.field("fraction"), "0"), width=3, padding="0")
+    digits = pc.utf8_slice_codeunits(padded, 0, 3)
     return pc.cast(digits, pa.int64()).to_numpy(zero_copy_only=False)
 
 

@@ -279,7 +279,9 @@ class TimestampOptions:
     def _validate(self) -> None:
         key = TS_TIMEZONE.key
         try:
-            for zone, key in ((self.input_zone, TS_INPUT_TIMEZONE.key), (self.output_zone, TS_OUTPUT_TIMEZONE.key)):
+            zones = ((self.input_zone, TS_INPUT_TIMEZONE.key), (self.output_zone, TS_OUTPUT_TIMEZONE.key))
+            for zone, zone_key in zones:
+                key = zone_key
                 if zone:
                     joda.arrow_timezone(zone)
             key = TS_INPUT_FORMAT.key

@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import shared_dir
 
 from hudi_py_source.errors import HoodieSchemaError
 from hudi_py_source.io.avro_schema import (
@@ -23,7 +24,7 @@ from hudi_py_source.io.avro_schema import (
     to_json,
 )
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "hudi-rs" / "tables"
+FIXTURES = shared_dir() / "fixtures" / "hudi-rs" / "tables"
 NAME = "v6_complexkeygen_hivestyle"
 
 

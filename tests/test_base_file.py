@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from conftest import shared_dir
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +29,7 @@ from hudi_py_source.io.base_file import (
 from hudi_py_source.io.bloom import new_bloom_filter
 from hudi_py_source.storage import Storage
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "hudi-rs" / "tables"
+FIXTURES = shared_dir() / "fixtures" / "hudi-rs" / "tables"
 COMMIT = "20240418173213674"
 BLOOM = dict(bloom_num_entries=60000, bloom_fpp=0.000000001, bloom_dynamic_max_entries=100000)
 

@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import shared_dir
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +27,7 @@ from hudi_py_source.io.bloom import (
     new_bloom_filter,
 )
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "hudi-rs"
+FIXTURES = shared_dir() / "fixtures" / "hudi-rs"
 COMPLEX_ZIP = FIXTURES / "tables" / "sample_table" / "cow" / "v6_complexkeygen_hivestyle.zip"
 
 

@@ -7,10 +7,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import shared_dir
 
 from hudi_py_source.timeline.commit_metadata import CommitMetadata, WriteStat, jackson_pretty
 
-TABLES = Path("/work/shared/fixtures/hudi-rs/tables")
+TABLES = shared_dir() / "fixtures" / "hudi-rs" / "tables"
 JSON_SUFFIXES = (".commit", ".deltacommit", ".replacecommit", ".inflight")
 FIXTURES = [
     "sample_table/cow/v6_simplekeygen_nonhivestyle_overwritetable",

@@ -53,7 +53,7 @@ KEYGENS: dict[str, dict[str, str]] = {
 }
 
 CITIES = ["sf", "nyc", "la"]
-BASE_S = int(dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc).timestamp())
+BASE_S = int(dt.datetime(2024, 1, 1, tzinfo=dt.UTC).timestamp())
 
 
 def rows(ids: range, version: int = 1) -> pa.Table:
@@ -71,7 +71,7 @@ def rows(ids: range, version: int = 1) -> pa.Table:
 
 
 def partition_of(keygen: str, row: dict) -> str:
-    day = dt.datetime.fromtimestamp(row["event_s"], dt.timezone.utc)
+    day = dt.datetime.fromtimestamp(row["event_s"], dt.UTC)
     return {
         "simple": row["city"],
         "simple_hive": f"city={row['city']}",

@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import shared_dir
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +29,7 @@ from hudi_py_source.keygen import (
     partition_values,
 )
 
-COW = Path("/work/shared/fixtures/hudi-rs/tables/sample_table/cow")
+COW = shared_dir() / "fixtures" / "hudi-rs" / "tables" / "sample_table" / "cow"
 RK = "hoodie.datasource.write.recordkey.field"
 PP = "hoodie.datasource.write.partitionpath.field"
 HIVE = "hoodie.datasource.write.hive_style_partitioning"

@@ -16,6 +16,7 @@ import fastavro
 import numpy as np
 import pyarrow as pa
 import pytest
+from conftest import shared_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -44,7 +45,7 @@ from hudi_py_source.io.log_format import (
 )
 from hudi_py_source.storage import Storage
 
-FIXTURES = Path("/work/shared/fixtures/hudi-rs")
+FIXTURES = shared_dir() / "fixtures" / "hudi-rs"
 LOG_FILES = FIXTURES / "log_files"
 
 

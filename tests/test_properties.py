@@ -7,10 +7,11 @@ import time
 import uuid
 import zipfile
 import zlib
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from conftest import shared_dir
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -32,8 +33,8 @@ from hudi_py_source.table.properties import (
     parse_properties,
 )
 
-TABLES = Path("/work/shared/fixtures/hudi-rs/tables")
-MOMENT = datetime(2024, 7, 7, 5, 13, 1, 401000, tzinfo=timezone.utc)
+TABLES = shared_dir() / "fixtures" / "hudi-rs" / "tables"
+MOMENT = datetime(2024, 7, 7, 5, 13, 1, 401000, tzinfo=UTC)
 
 
 def unzip(rel: str, dest: Path) -> Path:

@@ -13,8 +13,8 @@ from test_cow_operations import DATA_COLUMNS, data_rows, options, rows
 from hudi_py_source import Table
 from hudi_py_source.errors import HoodieTableError
 from hudi_py_source.spark import write as spark_write
-from hudi_py_source.table.hoodie_table import HoodieTable
 from hudi_py_source.storage import Storage
+from hudi_py_source.table.hoodie_table import HoodieTable
 
 pytestmark = pytest.mark.spark
 
@@ -110,7 +110,7 @@ def test_failed_spark_write_is_rolled_back(spark, tmp_path) -> None:
     bad = to_df(spark, rows(range(10, 20)), 2).where(
         "CASE WHEN id = 'k0017' THEN CAST(raise_error('boom') AS BOOLEAN) ELSE true END"
     )
-    with pytest.raises(Exception):
+    with pytest.raises(Exception, match="boom"):
         bad.write.format("pyhudi").options(**options("simple", "bulk_insert")).mode("append").save(url)
     assert spark_rows(spark.read.format("pyhudi").load(url)) == rows(range(0, 6)).to_pylist()
     assert data_rows(hudi_rs_read(url)) == rows(range(0, 6)).to_pylist()

@@ -144,7 +144,8 @@ _PEAK_SCRIPT = textwrap.dedent("""
     remaining = sum(t.num_rows for t in spill_map.remaining())
     peak_python = tracemalloc.get_traced_memory()[1]
     print(json.dumps({"total": total, "arrow_peak": pool.max_memory() - base, "python_peak": peak_python,
-                      "exact": bool(exact), "matched": matched, "remaining": remaining, "spilled": spill_map.spilled_bytes()}))
+                      "exact": bool(exact), "matched": matched, "remaining": remaining,
+                      "spilled": spill_map.spilled_bytes()}))
     spill_map.close()
 """)
 

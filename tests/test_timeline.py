@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import uuid
 import zipfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from conftest import shared_dir
 
 from hudi_py_source.errors import HoodieTimelineError
 from hudi_py_source.storage import Storage
@@ -23,7 +24,7 @@ from hudi_py_source.timeline.instant import (
     parse_instant_file_name,
 )
 
-TABLES = Path("/work/shared/fixtures/hudi-rs/tables/sample_table")
+TABLES = shared_dir() / "fixtures" / "hudi-rs" / "tables" / "sample_table"
 
 
 def unzip(rel: str, dest: Path) -> Path:
@@ -123,9 +124,9 @@ def test_new_instant_time_is_after_floor() -> None:
 
 
 def test_new_instant_time_utc_uses_utc_clock() -> None:
-    before = datetime.now(timezone.utc).strftime("%Y%m%d%H%M")
+    before = datetime.now(UTC).strftime("%Y%m%d%H%M")
     value = InstantTimeGenerator().next("UTC")
-    after = datetime.now(timezone.utc).strftime("%Y%m%d%H%M")
+    after = datetime.now(UTC).strftime("%Y%m%d%H%M")
     assert before <= value[:12] <= after
 
 

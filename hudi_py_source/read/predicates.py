@@ -26,7 +26,7 @@ class Predicate:
     op: str
     column: str = ""
     value: Any = None
-    child: "Predicate | None" = None
+    child: Predicate | None = None
 
     def columns(self) -> set[str]:
         return self.child.columns() if self.child is not None else {self.column}

@@ -115,13 +115,13 @@ class PyHudiDataSource(DataSource):
             raise HoodieConfigError(f"the Hudi table at {storage.base_url} has no schema yet (no commit)")
         return spark_schema(full_schema(data))
 
-    def reader(self, schema: StructType) -> "PyHudiReader":
+    def reader(self, schema: StructType) -> PyHudiReader:
         options = dict(self.options)
         if HoodieConfig(_hoodie_options(options)).get(DATA_SKIPPING):
             return PyHudiPruningReader(options, schema)
         return PyHudiReader(options, schema)
 
-    def writer(self, schema: StructType, overwrite: bool) -> "PyHudiWriter":
+    def writer(self, schema: StructType, overwrite: bool) -> PyHudiWriter:
         return PyHudiWriter(dict(self.options), schema, overwrite)
 
 

@@ -44,7 +44,7 @@ class HoodieTable:
         self.timeline = timeline
 
     @classmethod
-    def load(cls, storage: Storage) -> "HoodieTable":
+    def load(cls, storage: Storage) -> HoodieTable:
         if not table_exists(storage):
             raise HoodieTableError(f"{storage.base_url} is not a Hudi table (no .hoodie/hoodie.properties)")
         props = TableProperties.load(storage)
@@ -56,7 +56,7 @@ class HoodieTable:
         timeline = ActiveTimeline.load(storage, props.layout_version)
         return cls(storage, props, timeline)
 
-    def reload(self) -> "HoodieTable":
+    def reload(self) -> HoodieTable:
         return HoodieTable.load(self.storage)
 
     def fs_view(self) -> FileSystemView:

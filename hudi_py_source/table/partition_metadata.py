@@ -7,7 +7,7 @@ the same instant, so whichever write lands last leaves an equivalent file: the r
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ..storage import Storage
 from .properties import format_properties, parse_properties
@@ -27,7 +27,7 @@ def partition_depth(partition_path: str) -> int:
 
 def partition_metadata_bytes(partition_path: str, commit_time: str, moment: datetime | None = None) -> bytes:
     values = {"commitTime": commit_time, "partitionDepth": str(partition_depth(partition_path))}
-    return format_properties(values, "partition metadata", moment or datetime.now(timezone.utc))
+    return format_properties(values, "partition metadata", moment or datetime.now(UTC))
 
 
 def write_partition_metadata(storage: Storage, partition_path: str, commit_time: str) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ..errors import HoodieTableError
 from ..storage import Storage
@@ -183,7 +183,7 @@ def java_date_string(moment: datetime) -> str:
 
 def java_instant_string(moment: datetime) -> str:
     """java.time.Instant.toString(): UTC, fraction in groups of 3 digits, omitted when zero."""
-    utc = moment.astimezone(timezone.utc)
+    utc = moment.astimezone(UTC)
     base = utc.strftime("%Y-%m-%dT%H:%M:%S")
     micros = utc.microsecond
     if micros == 0:
@@ -195,7 +195,7 @@ def java_instant_string(moment: datetime) -> str:
 
 def format_properties(props: Mapping[str, str], comment: str, moment: datetime | None = None) -> bytes:
     """Properties.store output: `#comment`, `#<Date>`, then escaped `key=value` lines."""
-    moment = moment or datetime.now(timezone.utc)
+    moment = moment or datetime.now(UTC)
     lines = [f"#{_escape_comment(comment)}", f"#{java_date_string(moment)}"]
     lines += [f"{_escape(k, True)}={_escape(v, False)}" for k, v in props.items()]
     return ("\n".join(lines) + "\n").encode("latin-1")
@@ -361,7 +361,7 @@ class TableProperties(Mapping[str, str]):
                 f"crc32('{self.database_name or ''}.{self.name}') is {self.expected_checksum()}"
             )
 
-    def with_checksum(self) -> "TableProperties":
+    def with_checksum(self) -> TableProperties:
         values = dict(self._values)
         values[CHECKSUM] = str(checksum_of(values.get(DATABASE_NAME) or None, values.get(NAME, "")))
         return TableProperties(values)
@@ -370,18 +370,18 @@ class TableProperties(Mapping[str, str]):
 
     def to_bytes(self, moment: datetime | None = None) -> bytes:
         """The file text; a valid checksum already present gets J6's `Updated at` header."""
-        moment = moment or datetime.now(timezone.utc)
+        moment = moment or datetime.now(UTC)
         if self.has_valid_checksum():
             return format_properties(self._values, f"Updated at {java_instant_string(moment)}", moment)
         fixed = self.with_checksum()
         return format_properties(fixed._values, f"Properties saved on {java_instant_string(moment)}", moment)
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "TableProperties":
+    def from_bytes(cls, data: bytes) -> TableProperties:
         return cls(parse_properties(data))
 
     @classmethod
-    def load(cls, storage: Storage) -> "TableProperties":
+    def load(cls, storage: Storage) -> TableProperties:
         """Read hoodie.properties, or its backup when an update was interrupted.
 
         As in J6, the first candidate whose checksum is valid wins; failing that, the first one
@@ -400,7 +400,7 @@ class TableProperties(Mapping[str, str]):
             return readable[0]
         raise HoodieTableError(f"{storage.base_url} is not a Hudi table (no .hoodie/hoodie.properties)")
 
-    def store(self, storage: Storage) -> "TableProperties":
+    def store(self, storage: Storage) -> TableProperties:
         """Write hoodie.properties of a new table; refuses to replace an existing one."""
         stored = self if self.has_valid_checksum() else self.with_checksum()
         try:
@@ -412,7 +412,7 @@ class TableProperties(Mapping[str, str]):
         return stored
 
     def update(self, storage: Storage, changes: Mapping[str, str],
-               deletes: Iterable[str] = ()) -> "TableProperties":
+               deletes: Iterable[str] = ()) -> TableProperties:
         """Rewrite the stored hoodie.properties with `changes` applied (J6 modify protocol).
 
         The changes apply to the file as stored now, not to this object, so a concurrent update
@@ -456,7 +456,7 @@ class TableProperties(Mapping[str, str]):
         populate_meta_fields: bool = True,
         timezone: str = "LOCAL",
         extra: Mapping[str, str] | None = None,
-    ) -> "TableProperties":
+    ) -> TableProperties:
         """The v6 key set Hudi 0.14 writes for a new table (no metadata-table partitions)."""
         if not name:
             raise HoodieTableError("hoodie.table.name is required to create a table")

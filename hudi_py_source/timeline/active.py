@@ -41,11 +41,11 @@ class ActiveTimeline:
         self._sorted: list[Instant] | None = None
 
     @classmethod
-    def load(cls, storage: Storage, layout_version: int = 1) -> "ActiveTimeline":
+    def load(cls, storage: Storage, layout_version: int = 1) -> ActiveTimeline:
         folder = TIMELINE_FOLDER_V2 if layout_version >= 2 else META_FOLDER
         return cls(storage, layout_version, storage.list(folder))
 
-    def reload(self) -> "ActiveTimeline":
+    def reload(self) -> ActiveTimeline:
         return ActiveTimeline.load(self.storage, self.layout_version)
 
     def _put(self, instant: Instant) -> None:

@@ -107,12 +107,12 @@ class WriteStat:
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "WriteStat":
+    def from_dict(cls, data: Mapping[str, Any]) -> WriteStat:
         """From JSON field names; unknown fields are ignored, as Jackson is configured to."""
         return cls(**{_BY_JSON[k]: v for k, v in data.items() if k in _BY_JSON})
 
     @classmethod
-    def from_avro(cls, data: Mapping[str, Any]) -> "WriteStat":
+    def from_avro(cls, data: Mapping[str, Any]) -> WriteStat:
         """From a v8 Avro record, where absent numbers are nulls rather than Java's zeros."""
         return cls.from_dict({k: v for k, v in data.items() if v is not None})
 
@@ -157,7 +157,7 @@ class CommitMetadata:
         return jackson_pretty(self.to_dict()).encode("utf-8")
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "CommitMetadata":
+    def from_dict(cls, data: Mapping[str, Any]) -> CommitMetadata:
         stats = {
             partition: [WriteStat.from_dict(s) for s in (items or []) if s is not None]
             for partition, items in (data.get("partitionToWriteStats") or {}).items()
@@ -174,7 +174,7 @@ class CommitMetadata:
         )
 
     @classmethod
-    def from_json(cls, data: bytes | str) -> "CommitMetadata":
+    def from_json(cls, data: bytes | str) -> CommitMetadata:
         """Empty content (an empty inflight file) is empty metadata, as in J6."""
         text = data.decode("utf-8") if isinstance(data, bytes) else data
         if not text.strip():
@@ -182,7 +182,7 @@ class CommitMetadata:
         return cls.from_dict(json.loads(text))
 
     @classmethod
-    def from_avro(cls, data: bytes) -> "CommitMetadata":
+    def from_avro(cls, data: bytes) -> CommitMetadata:
         """A v8 Avro container of HoodieCommitMetadata or HoodieReplaceCommitMetadata."""
         if not data:
             return cls()
@@ -205,7 +205,7 @@ class CommitMetadata:
         )
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "CommitMetadata":
+    def from_bytes(cls, data: bytes) -> CommitMetadata:
         """Either form, told apart by the Avro container magic."""
         if data[:4] == b"Obj\x01":
             return cls.from_avro(data)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 REQUESTED = "REQUESTED"
 INFLIGHT = "INFLIGHT"
@@ -54,23 +54,23 @@ class Instant:
     def sort_key(self) -> tuple[str, str, int]:
         return (self.timestamp, comparable_action(self.action), _STATE_RANK.get(self.state, -1))
 
-    def __lt__(self, other: "Instant") -> bool:
+    def __lt__(self, other: Instant) -> bool:
         return self.sort_key() < other.sort_key()
 
-    def __le__(self, other: "Instant") -> bool:
+    def __le__(self, other: Instant) -> bool:
         return self.sort_key() <= other.sort_key()
 
-    def __gt__(self, other: "Instant") -> bool:
+    def __gt__(self, other: Instant) -> bool:
         return self.sort_key() > other.sort_key()
 
-    def __ge__(self, other: "Instant") -> bool:
+    def __ge__(self, other: Instant) -> bool:
         return self.sort_key() >= other.sort_key()
 
     @property
     def is_completed(self) -> bool:
         return self.state == COMPLETED
 
-    def with_state(self, state: str) -> "Instant":
+    def with_state(self, state: str) -> Instant:
         """The same instant in another state; completing renames the action as Hudi does."""
         action = COMPLETED_ACTION.get(self.action, self.action) if state == COMPLETED else self.action
         return Instant(self.timestamp, action, state)
@@ -141,7 +141,7 @@ class InstantTimeGenerator:
 
     def next(self, tz: str = "LOCAL", after: str | None = None) -> str:
         with self._lock:
-            now = datetime.now(timezone.utc) if tz.upper() == "UTC" else datetime.now()
+            now = datetime.now(UTC) if tz.upper() == "UTC" else datetime.now()
             candidate = format_instant_time(now)
             for floor in (after, self._last):
                 if floor is not None and candidate <= floor:

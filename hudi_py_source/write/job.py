@@ -66,7 +66,7 @@ class TaskResult:
     staged: bytes | None = None
 
     @staticmethod
-    def staging(table: pa.Table) -> "TaskResult":
+    def staging(table: pa.Table) -> TaskResult:
         """A task of a merging operation hands its tagged records to the commit as compressed Arrow IPC."""
         sink = pa.BufferOutputStream()
         with pa.ipc.new_stream(sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:

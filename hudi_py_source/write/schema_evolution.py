@@ -84,7 +84,8 @@ def evolve_schema(table_schema: pa.Schema | None, incoming: pa.Schema, reconcile
                 f"column {field.name!r} has type {new.type} in the incoming data, which is incompatible "
                 f"with the table's type {field.type}"
             )
-    added = [pa.field(f.name, _storage_type(f.type), True) for f in incoming if table_schema.get_field_index(f.name) < 0]
+    added = [pa.field(f.name, _storage_type(f.type), True) for f in incoming
+             if table_schema.get_field_index(f.name) < 0]
     return pa.schema(list(table_schema) + added)
 
 
