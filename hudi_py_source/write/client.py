@@ -7,7 +7,6 @@ API runs the same three phases in one process, so both produce identical tables.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -33,7 +32,7 @@ from ..config import (
     list_fields,
 )
 from ..errors import HoodieConfigError, HoodieTableError
-from ..io.avro_schema import arrow_to_avro, create_schema_json
+from ..io.avro_schema import arrow_to_avro, create_schema_json, to_json
 from ..keygen import key_generator
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable, ensure_not_foreign, table_exists
@@ -192,7 +191,7 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
         rollback_failed_writes(table)
         table = table.reload()
     last = table.timeline.last_completed_commit()
-    job = WriteJob(storage, cfg.as_dict(), "", operation, schema, json.dumps(avro, separators=(",", ":")), name,
+    job = WriteJob(storage, cfg.as_dict(), "", operation, schema, to_json(avro), name,
                    last.timestamp if last else None)
     job.instant_time = _open_instant(table, job)
     return job

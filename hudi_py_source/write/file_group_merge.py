@@ -54,10 +54,10 @@ class Target:
 
 @dataclass
 class _Counts:
-    written: int = 0
     updated: int = 0
     inserted: int = 0
     deleted: int = 0
+    stamped: int = 0
 
 
 def _open_writer(job: WriteJob, target: Target, token: str) -> tuple[BaseFileWriter, str, str]:
@@ -79,13 +79,15 @@ def _open_writer(job: WriteJob, target: Target, token: str) -> tuple[BaseFileWri
     return writer, file_name, rel_path
 
 
-def _stamp(job: WriteJob, rows: pa.Table, target: Target, file_name: str, task_id: int, seqno: int) -> pa.Table:
-    """Incoming rows with fresh meta columns for this commit."""
+def _stamp(job: WriteJob, rows: pa.Table, target: Target, file_name: str, task_id: int, counts: _Counts) -> pa.Table:
+    """Incoming rows with fresh meta columns for this commit; sequence numbers run on within the file."""
     data = rows.select(job.schema.names)
-    return with_meta_columns(
+    stamped = with_meta_columns(
         data, job.instant_time, task_id, rows.column(KEY_COLUMN).combine_chunks(), target.partition_path,
-        file_name, populate_meta_fields=job.config.get(POPULATE_META_FIELDS), seqno_start=seqno,
+        file_name, populate_meta_fields=job.config.get(POPULATE_META_FIELDS), seqno_start=counts.stamped,
     )
+    counts.stamped += rows.num_rows
+    return stamped
 
 
 def _copy_stored(job: WriteJob, rows: pa.Table, file_name: str) -> pa.Table:
@@ -138,7 +140,6 @@ def _write_merged(job: WriteJob, target: Target, incoming: SpillableRecordMap, w
             stored, matches = _apply_deletes(stored, matches, counts)
         if matches.num_rows == 0:
             writer.write(_copy_stored(job, stored, file_name))
-            counts.written += stored.num_rows
             continue
         merged = merge_with_stored(stored, matches.drop_columns([PATH_COLUMN, DELETE_COLUMN]), KEY_COLUMN,
                                    job.ordering_field, payload)
@@ -149,17 +150,15 @@ def _write_merged(job: WriteJob, target: Target, incoming: SpillableRecordMap, w
         if kept.num_rows:
             writer.write(_copy_stored(job, kept, file_name))
         if new.num_rows:
-            writer.write(_stamp(job, new, target, file_name, task_id, counts.updated + counts.inserted))
-        counts.written += merged.rows.num_rows
+            writer.write(_stamp(job, new, target, file_name, task_id, counts))
 
 
 def _write_inserts(job: WriteJob, target: Target, rows: pa.Table, writer: BaseFileWriter, file_name: str,
                    task_id: int, counts: _Counts) -> None:
     rows = drop_soft_deletes(rows.filter(pc.invert(rows.column(DELETE_COLUMN))))
     if rows.num_rows:
-        writer.write(_stamp(job, rows, target, file_name, task_id, counts.updated + counts.inserted))
+        writer.write(_stamp(job, rows, target, file_name, task_id, counts))
         counts.inserted += rows.num_rows
-        counts.written += rows.num_rows
 
 
 def write_file_group(job: WriteJob, target: Target, incoming: pa.Table, token: str, task_id: int) -> dict:

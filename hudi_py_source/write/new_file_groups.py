@@ -7,6 +7,7 @@ commit or a rollback can find files of attempts that never reported back.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable
 
@@ -27,7 +28,7 @@ from ..config import (
     POPULATE_META_FIELDS,
     HoodieConfig,
 )
-from ..io.avro_schema import meta_fields_avro
+from ..io.avro_schema import meta_fields_avro, to_json
 from ..io.base_file import META_COLUMNS, BaseFileWriter, with_meta_columns
 from ..keygen import KeyGenerator, key_generator
 from ..table.file_names import make_base_file_name, new_file_id
@@ -111,9 +112,8 @@ class _PartitionFile:
 
 
 def meta_fields_avro_json(avro_schema_json: str) -> str:
-    import json
-
-    return json.dumps(meta_fields_avro(json.loads(avro_schema_json)), separators=(",", ":"))
+    """The schema stored in base-file footers (`parquet.avro.schema`): meta fields first, as Hudi writes it."""
+    return to_json(meta_fields_avro(json.loads(avro_schema_json)))
 
 
 def new_file_write_stat(file_id: str, partition: str, rel_path: str, rows: int, size: int,
@@ -206,6 +206,5 @@ def collect_partitions(job: WriteJob, batches: Iterable[pa.RecordBatch | pa.Tabl
     result = TaskResult()
     for batch in batches:
         if batch.num_rows:
-            table = conform(batch, job.schema)
-            result.partitions.update(pc.unique(keygen.partition_paths(table)).to_pylist())
+            result.partitions.update(pc.unique(keygen.partition_paths(batch)).to_pylist())
     return result
