@@ -1,0 +1,432 @@
+"""Reading one merge-on-read file slice as Hudi's snapshot query does: base rows merged with log records.
+
+Which log blocks count (FORMAT.md §5): log files in slice order, blocks in file order. Corrupt blocks are
+ignored. A data or delete block counts when its INSTANT_TIME is a completed write instant of the timeline (or
+older than the active timeline: archived) and not after the query's as-of instant. A ROLLBACK command block
+(not after the as-of instant) drops every *earlier* block whose INSTANT_TIME is its TARGET_INSTANT_TIME. Blocks
+after the as-of instant are skipped, not a reason to stop: Java Hudi 0.14 stops scanning there, which would
+also hide later-ordered blocks of earlier instants written by concurrent writers.
+
+How records combine, per record key (J6 HoodieMergedLogRecordScanner, the payloads' combineAndGetUpdateValue):
+
+* log record after log record: OverwriteWithLatestAvroPayload takes the later one; DefaultHoodieRecordPayload
+  keeps the earlier one only when its ordering value is greater. A null ordering value counts as the lowest.
+* log delete after a record: the record survives only when the delete carries a non-natural ordering value
+  (not IntWrapper 0) of the ordering field's own type and the record's ordering value is greater.
+* log record after a log delete: the record wins.
+* log state onto the base row: a delete removes the base row; a record replaces it as
+  `merge.payload.merge_with_stored` decides (Default keeps a base row whose ordering value is greater; a
+  winning `_hoodie_is_deleted=true` record removes it). Log records of keys absent from the base file are
+  inserts, except deletes and soft deletes. Log rows keep their own meta columns (commit time, seqno and a
+  `_hoodie_file_name` holding the file id, as Hudi writes them).
+
+Tables with hoodie.populate.meta.fields=false have no record keys in the meta columns, so there is nothing to
+merge by: like hudi-rs, such slices read append-only (base rows, then every counted log record; deletes cannot
+be matched and are ignored).
+
+The latest log state per key lives in a `SpillableRecordMap` bounded by hoodie.memory.merge.max.size. Every
+version put there gets a sequence number; a block first looks its keys up (which marks the versions seen) and
+then puts the winners back, so the newest sequence number of a key is its state and `remaining()` yields
+exactly one, current, row for every key the base file did not match. Finding which blocks a rollback drops
+needs the whole slice scanned first, so log files are read twice (headers, then the counted blocks) rather
+than held in memory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..errors import HoodieConfigError, HoodieError
+from ..io.avro_schema import avro_to_arrow
+from ..io.log_blocks import BlockType, LogBlock, decode_command_block, decode_data_block, decode_delete_block
+from ..io.log_format import read_log_file
+from ..merge.payload import DEFAULT_PAYLOAD, OVERWRITE_WITH_LATEST, drop_soft_deletes, merge_with_stored
+from ..merge.spillable_map import SpillableRecordMap
+from ..storage import Storage
+from ..table.properties import TableProperties
+from ..timeline.active import ActiveTimeline
+
+KEY = "_hoodie_record_key"
+MERGE_MODE = "hoodie.record.merge.mode"
+EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
+COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
+_PAYLOAD_PROPERTY = "hoodie.compaction.payload.class"
+_SEQ = "_pyhudi_log_seq"
+_DELETE = "_pyhudi_log_delete"
+_ORDER = "_pyhudi_log_ordering"
+_BASE_BATCH_ROWS = 65536
+_DATA_BLOCKS = (BlockType.AVRO_DATA_BLOCK, BlockType.PARQUET_DATA_BLOCK)
+
+
+@dataclass(frozen=True)
+class LogVisibility:
+    """Which block instants a query sees: picklable, so a task decides without the timeline."""
+
+    completed: frozenset[str]
+    as_of: str | None
+    timeline_start: str | None
+
+    def in_range(self, instant: str) -> bool:
+        return self.as_of is None or instant <= self.as_of
+
+    def admits(self, instant: str | None) -> bool:
+        """Completed write instant (or archived, i.e. older than the active timeline), up to as-of."""
+        if instant is None or not self.in_range(instant):
+            return False
+        return instant in self.completed or (self.timeline_start is not None and instant < self.timeline_start)
+
+
+@dataclass(frozen=True)
+class MergeConfig:
+    """How a table's log records combine; from hoodie.properties plus the reader's memory options."""
+
+    payload_class: str
+    ordering_field: str | None
+    append_only: bool
+    max_memory_bytes: int
+    spill_dir: str
+
+
+@dataclass(frozen=True)
+class SliceSpec:
+    """One file slice to merge: everything a task needs, paths relative to the table base path."""
+
+    partition_path: str
+    file_id: str
+    base_path: str | None
+    log_paths: tuple[str, ...]
+
+
+def log_visibility(timeline: ActiveTimeline, as_of: str | None) -> LogVisibility:
+    done = [i.timestamp for i in timeline.completed_commits()]
+    last = done[-1] if done else None
+    pinned = min(as_of, last) if (as_of is not None and last is not None) else (as_of or last)
+    completed = frozenset(t for t in done if pinned is None or t <= pinned)
+    return LogVisibility(completed, pinned, timeline.first_timestamp())
+
+
+def merge_config(props: TableProperties, max_memory_bytes: int, spill_dir: str) -> MergeConfig:
+    """v6 names a payload class; v8 a merge mode (EVENT_TIME_ORDERING when an ordering field is set)."""
+    ordering = props.ordering_fields
+    if len(ordering) > 1:
+        raise HoodieConfigError(f"hoodie.table.ordering.fields={','.join(ordering)}: merging by several "
+                                "ordering fields is not supported")
+    field = ordering[0] if ordering else None
+    payload = props.payload_class
+    if props.version >= 8:
+        mode = (props.get(MERGE_MODE) or (EVENT_TIME_ORDERING if field else COMMIT_TIME_ORDERING)).strip().upper()
+        if mode == EVENT_TIME_ORDERING:
+            payload = DEFAULT_PAYLOAD
+        elif mode == COMMIT_TIME_ORDERING:
+            payload = OVERWRITE_WITH_LATEST
+        elif mode != "CUSTOM":
+            raise HoodieConfigError(f"{MERGE_MODE}={mode!r} is not a merge mode")
+    if payload not in (OVERWRITE_WITH_LATEST, DEFAULT_PAYLOAD):
+        raise HoodieConfigError(f"{_PAYLOAD_PROPERTY}={payload!r}: merge-on-read snapshot reads support only "
+                                f"{OVERWRITE_WITH_LATEST} and {DEFAULT_PAYLOAD}")
+    return MergeConfig(payload, field, not props.populate_meta_fields, max_memory_bytes, spill_dir)
+
+
+def conform_to(table: pa.Table, schema: pa.Schema, restore: dict[str, str | None]) -> pa.Table:
+    """Cast to the query schema, filling columns a file lacks (dropped partition columns, new columns)."""
+    columns = []
+    for f in schema:
+        idx = table.schema.get_field_index(f.name)
+        if idx >= 0:
+            column = table.column(idx)
+            columns.append(column if column.type.equals(f.type) else column.cast(f.type))
+        elif f.name in restore:
+            columns.append(pa.array([restore[f.name]] * table.num_rows, pa.string()).cast(f.type))
+        else:
+            columns.append(pa.nulls(table.num_rows, f.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+# ---------------------------------------------------------------------------------------------
+# Which blocks count
+
+
+def counted_blocks(storage: Storage, log_paths: tuple[str, ...], visibility: LogVisibility) -> list[tuple[int, int]]:
+    """(log file index, block offset) of the data and delete blocks to apply, in scan order."""
+    kept: list[tuple[int, int, str]] = []
+    for index, path in enumerate(log_paths):
+        for block in read_log_file(storage, path):
+            if block.is_corrupt:
+                continue
+            instant = block.instant_time
+            if block.block_type == BlockType.COMMAND_BLOCK:
+                _, target = decode_command_block(block)
+                if instant is not None and visibility.in_range(instant):
+                    kept = [k for k in kept if k[2] != target]
+            elif block.block_type in (*_DATA_BLOCKS, BlockType.DELETE_BLOCK) and visibility.admits(instant):
+                kept.append((index, block.offset, instant or ""))
+            elif block.block_type == BlockType.HFILE_DATA_BLOCK:
+                raise HoodieError(f"log file {path}: HFILE data blocks (metadata table) cannot be read")
+    return [(index, offset) for index, offset, _ in kept]
+
+
+def _blocks(storage: Storage, log_paths: tuple[str, ...], visibility: LogVisibility) -> Iterator[tuple[str, LogBlock]]:
+    wanted = counted_blocks(storage, log_paths, visibility)
+    for index, path in enumerate(log_paths):
+        offsets = {offset for i, offset in wanted if i == index}
+        if offsets:
+            for block in read_log_file(storage, path):
+                if block.offset in offsets and not block.is_corrupt:
+                    yield path, block
+
+
+# ---------------------------------------------------------------------------------------------
+# Log state per key
+
+
+def _field_path(schema: pa.Schema, path: str) -> pa.DataType | None:
+    """Type of a top-level column or a dotted path into structs; None when absent."""
+    if schema.get_field_index(path) >= 0:
+        return schema.field(path).type
+    head, *rest = path.split(".")
+    if schema.get_field_index(head) < 0:
+        return None
+    current = schema.field(head).type
+    for name in rest:
+        if not pa.types.is_struct(current) or current.get_field_index(name) < 0:
+            return None
+        current = current.field(name).type
+    return current
+
+
+def _path_values(table: pa.Table, path: str) -> pa.Array:
+    if table.schema.get_field_index(path) >= 0:
+        return table.column(path).combine_chunks()
+    head, *rest = path.split(".")
+    values = table.column(head).combine_chunks()
+    for name in rest:
+        values = pc.struct_field(values, name)
+    return values
+
+
+def _last_per_key(table: pa.Table, sort_keys: list[tuple[str, str]]) -> pa.Table:
+    """The last row of each key after sorting by key then `sort_keys` (nulls first: lowest)."""
+    if table.num_rows < 2:
+        return table
+    order = pc.sort_indices(table, sort_keys=[(KEY, "ascending"), *sort_keys], null_placement="at_start")
+    keys = table.column(KEY).take(order)
+    last = np.ones(table.num_rows, dtype=bool)
+    last[:-1] = pc.not_equal(keys.slice(0, table.num_rows - 1), keys.slice(1)).to_numpy(zero_copy_only=False)
+    return table.take(order.filter(pa.array(last)))
+
+
+def _greater(left: pa.Array, right: pa.Array) -> np.ndarray:
+    """left > right with null the lowest value."""
+    greater = pc.fill_null(pc.greater(left, right), False).to_numpy(zero_copy_only=False)
+    return greater | (pc.is_valid(left).to_numpy(zero_copy_only=False) & pc.is_null(right).to_numpy(zero_copy_only=False))
+
+
+class LogRecords:
+    """The current log state of every key of one slice, in bounded memory (see the module docstring)."""
+
+    def __init__(self, schema: pa.Schema, config: MergeConfig) -> None:
+        self.config = config
+        self.data_schema = schema
+        self.order_type = None
+        if config.ordering_field is not None:
+            self.order_type = _field_path(schema, config.ordering_field)
+            if self.order_type is None:
+                raise HoodieConfigError(f"hoodie.table.precombine.field={config.ordering_field!r} is not a column "
+                                        f"of the table schema ({', '.join(schema.names)})")
+        extra = [pa.field(_SEQ, pa.int64()), pa.field(_DELETE, pa.bool_())]
+        if self.order_type is not None:
+            extra.append(pa.field(_ORDER, self.order_type))
+        self.schema = pa.schema(list(schema) + extra)
+        self.map = SpillableRecordMap(self.schema, KEY, config.max_memory_bytes, config.spill_dir)
+        self._next_seq = 0
+
+    def close(self) -> None:
+        self.map.close()
+
+    # building rows ---------------------------------------------------------------------------
+
+    def _with_hidden(self, rows: pa.Table, deleted: bool, ordering: pa.Array | None) -> pa.Table:
+        n = rows.num_rows
+        rows = rows.append_column(self.schema.field(_SEQ), pa.nulls(n, pa.int64()))
+        rows = rows.append_column(self.schema.field(_DELETE), pa.array(np.full(n, deleted)))
+        if self.order_type is not None:
+            rows = rows.append_column(self.schema.field(_ORDER), ordering if ordering is not None
+                                      else pa.nulls(n, self.order_type))
+        return rows
+
+    def data_rows(self, table: pa.Table) -> pa.Table:
+        """Rows of a data block, one per key (the block's own duplicates combined as later blocks would)."""
+        ordering = None
+        if self.order_type is not None:
+            if _field_path(table.schema, self.config.ordering_field or "") is not None:
+                ordering = _path_values(table, self.config.ordering_field or "").cast(self.order_type)
+        rows = self._with_hidden(table, False, ordering)
+        rows = rows.append_column("_pyhudi_position", pa.array(np.arange(rows.num_rows, dtype=np.int64)))
+        by = [("_pyhudi_position", "ascending")]
+        if self.config.payload_class == DEFAULT_PAYLOAD and self.order_type is not None:
+            by.insert(0, (_ORDER, "ascending"))
+        return _last_per_key(rows, by).drop_columns(["_pyhudi_position"])
+
+    def delete_rows(self, deletes: pa.Table) -> pa.Table:
+        """Delete markers; the ordering value is kept only where it can keep a record (non-natural, same type)."""
+        n = deletes.num_rows
+        columns = {f.name: pa.nulls(n, f.type) for f in self.data_schema}
+        columns[KEY] = deletes.column("record_key").cast(self.data_schema.field(KEY).type)
+        if self.data_schema.get_field_index("_hoodie_partition_path") >= 0:
+            columns["_hoodie_partition_path"] = deletes.column("partition_path")
+        ordering = None
+        values = deletes.column("ordering_val")
+        if self.order_type is not None and _same_kind(values.type, self.order_type):
+            ordering = values
+            if pa.types.is_integer(values.type):
+                natural = pc.and_(pc.equal(deletes.column("ordering_type"), "IntWrapper"), pc.equal(values, 0))
+                ordering = pc.if_else(pc.fill_null(natural, False), pa.scalar(None, values.type), values)
+            ordering = ordering.cast(self.order_type)
+        rows = self._with_hidden(pa.table(columns, schema=self.data_schema), True, ordering)
+        rows = rows.append_column("_pyhudi_position", pa.array(np.arange(n, dtype=np.int64)))
+        return _last_per_key(rows, [("_pyhudi_position", "ascending")]).drop_columns(["_pyhudi_position"])
+
+    # applying --------------------------------------------------------------------------------
+
+    def apply(self, incoming: pa.Table) -> None:
+        """Combine one block's rows (one per key) with the current state and store the winners."""
+        if incoming.num_rows == 0:
+            return
+        current = self.current(incoming.column(KEY))
+        wins = np.ones(incoming.num_rows, dtype=bool)
+        if current.num_rows:
+            position = pc.index_in(incoming.column(KEY), value_set=current.column(KEY))
+            matched = pc.is_valid(position).to_numpy(zero_copy_only=False)
+            incoming_idx = np.flatnonzero(matched)
+            current_idx = position.filter(pa.array(matched)).to_numpy().astype(np.int64)
+            wins[incoming_idx] = ~self._current_kept(current.take(current_idx), incoming.take(incoming_idx))
+            kept_current = current.take(current_idx[~wins[incoming_idx]])
+        else:
+            kept_current = current
+        self._put(pa.concat_tables([incoming.filter(pa.array(wins)), kept_current]))
+
+    def _current_kept(self, current: pa.Table, incoming: pa.Table) -> np.ndarray:
+        """Per matched pair, whether the stored log state survives the incoming row."""
+        incoming_delete = incoming.column(_DELETE).to_numpy()
+        current_delete = current.column(_DELETE).to_numpy()
+        if self.order_type is None:
+            return np.zeros(incoming.num_rows, dtype=bool)
+        current_greater = _greater(current.column(_ORDER).combine_chunks(), incoming.column(_ORDER).combine_chunks())
+        delete_loses = incoming_delete & pc.is_valid(incoming.column(_ORDER)).to_numpy(zero_copy_only=False) \
+            & current_greater
+        record_loses = ~incoming_delete & ~current_delete & current_greater \
+            & (self.config.payload_class == DEFAULT_PAYLOAD)
+        return delete_loses | record_loses
+
+    def _put(self, rows: pa.Table) -> None:
+        n = rows.num_rows
+        seq = pa.array(np.arange(self._next_seq, self._next_seq + n, dtype=np.int64))
+        self._next_seq += n
+        self.map.put_all(rows.set_column(rows.schema.get_field_index(_SEQ), self.schema.field(_SEQ), seq))
+
+    def current(self, keys: pa.Array | pa.ChunkedArray) -> pa.Table:
+        """The newest version of each of `keys` present (marks them seen for `remaining`)."""
+        found = self.map.lookup(keys)
+        return _last_per_key(found, [(_SEQ, "ascending")])
+
+    def remaining(self) -> Iterator[pa.Table]:
+        """Current rows of keys no lookup saw since they were last stored."""
+        yield from self.map.remaining()
+
+
+def _same_kind(delete_type: pa.DataType, field_type: pa.DataType) -> bool:
+    """Java compares a delete's ordering value only with a value of the same class."""
+    if pa.types.is_timestamp(delete_type) and pa.types.is_timestamp(field_type):
+        return True
+    if pa.types.is_decimal(delete_type) and pa.types.is_decimal(field_type):
+        return True
+    return delete_type.equals(field_type)
+
+
+def _visible(rows: pa.Table) -> pa.Table:
+    """Inserts from the log: neither delete markers nor soft deletes."""
+    rows = rows.filter(pc.invert(rows.column(_DELETE)))
+    hidden = [c for c in (_SEQ, _DELETE, _ORDER) if c in rows.column_names]
+    return drop_soft_deletes(rows.drop_columns(hidden))
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a slice
+
+
+def _decoded(path: str, block: LogBlock, schemas: dict[str, pa.Schema]) -> pa.Table:
+    try:
+        if block.block_type == BlockType.DELETE_BLOCK:
+            return decode_delete_block(block)
+        text = block.schema_json or ""
+        if block.block_type == BlockType.AVRO_DATA_BLOCK and text not in schemas:
+            schemas[text] = avro_to_arrow(json.loads(text))
+        return decode_data_block(block, schemas.get(text))
+    except HoodieError as exc:
+        raise HoodieError(f"log file {path}: {exc}") from exc
+
+
+def _base_batches(storage: Storage, path: str) -> Iterator[pa.Table]:
+    with storage.pyarrow_fs().open_input_file(storage.full(path)) as source:
+        parquet = pq.ParquetFile(source)
+        for batch in parquet.iter_batches(batch_size=_BASE_BATCH_ROWS):
+            yield pa.Table.from_batches([batch])
+
+
+def read_merged_slice(storage: Storage, spec: SliceSpec, schema: pa.Schema, config: MergeConfig,
+                      visibility: LogVisibility, restore: dict[str, str | None] | None = None) -> Iterator[pa.Table]:
+    """Rows of the slice in `schema` (meta columns included): merged base rows, then log inserts."""
+    restore = restore or {}
+    if config.append_only:
+        yield from _append_only(storage, spec, schema, visibility, restore)
+        return
+    records = LogRecords(schema, config)
+    try:
+        schemas: dict[str, pa.Schema] = {}
+        for path, block in _blocks(storage, spec.log_paths, visibility):
+            decoded = _decoded(path, block, schemas)
+            if block.block_type == BlockType.DELETE_BLOCK:
+                records.apply(records.delete_rows(decoded))
+            else:
+                records.apply(records.data_rows(conform_to(decoded, schema, restore)))
+        if spec.base_path is not None:
+            for batch in _base_batches(storage, spec.base_path):
+                yield _merge_base(records, conform_to(batch, schema, restore), config).select(schema.names)
+        for piece in records.remaining():
+            yield _visible(piece).select(schema.names)
+    finally:
+        records.close()
+
+
+def _merge_base(records: LogRecords, base: pa.Table, config: MergeConfig) -> pa.Table:
+    if base.num_rows == 0:
+        return base
+    current = records.current(base.column(KEY))
+    if current.num_rows == 0:
+        return base
+    deleted = current.filter(current.column(_DELETE)).column(KEY)
+    if len(deleted):
+        base = base.filter(pc.invert(pc.is_in(base.column(KEY), value_set=deleted.combine_chunks())))
+    updates = current.filter(pc.invert(current.column(_DELETE)))
+    updates = updates.drop_columns([c for c in (_SEQ, _DELETE, _ORDER) if c in updates.column_names])
+    if updates.num_rows == 0:
+        return base
+    return merge_with_stored(base, updates, KEY, config.ordering_field, config.payload_class).rows
+
+
+def _append_only(storage: Storage, spec: SliceSpec, schema: pa.Schema, visibility: LogVisibility,
+                 restore: dict[str, str | None]) -> Iterator[pa.Table]:
+    if spec.base_path is not None:
+        for batch in _base_batches(storage, spec.base_path):
+            yield conform_to(batch, schema, restore)
+    schemas: dict[str, pa.Schema] = {}
+    for path, block in _blocks(storage, spec.log_paths, visibility):
+        if block.block_type != BlockType.DELETE_BLOCK:
+            yield conform_to(_decoded(path, block, schemas), schema, restore)
