@@ -79,11 +79,13 @@ def test_duplicates_across_tasks_are_combined(tmp_path) -> None:
     check(url, model)
 
 
-def test_delete_by_key_and_missing_keys(tmp_path) -> None:
+def test_delete_by_key_and_missing_keys(tmp_path, caplog) -> None:
     url = str(tmp_path / "t")
     Table(url).write(rows(range(0, 12)), options("simple", "upsert"))
     keys = pa.table({"id": ["k0001", "k0005", "k0999"], "city": ["nyc", "la", "sf"]})
-    Table(url).write(keys, options("simple", "delete"))
+    with caplog.at_level("INFO", logger="hudi_py_source.write"):
+        Table(url).write(keys, options("simple", "delete"))
+    assert "1 deleted key(s) are not in the table" in caplog.text
     model = by_id(rows(range(0, 12)))
     del model["k0001"], model["k0005"]
     check(url, model)

@@ -23,9 +23,11 @@ SCRIPT = textwrap.dedent("""
     url, bound, rows_n, updates_n, step = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
     def batch(ids, version):
         ids = np.asarray(ids)
-        return pa.table({"id": pc.binary_join_element_wise("k", pc.utf8_lpad(pc.cast(pa.array(ids), pa.string()), 9, "0"), ""),
+        digits = pc.utf8_lpad(pc.cast(pa.array(ids), pa.string()), 9, "0")
+        payload = pc.cast(pa.array(ids * 7919 % 1000003), pa.string())
+        return pa.table({"id": pc.binary_join_element_wise("k", digits, ""),
                          "ts": pa.array(ids * 0 + version, pa.int64()),
-                         "payload": pc.binary_join_element_wise("p", pc.cast(pa.array(ids * 7919 % 1000003), pa.string()), "-" * 200)})
+                         "payload": pc.binary_join_element_wise("p", payload, "-" * 200)})
     opts = {"hoodie.table.name": "mem", "hoodie.datasource.write.recordkey.field": "id",
             "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator",
             "hoodie.parquet.block.size": str(2 * 1024 * 1024), "hoodie.parquet.compression.codec": "snappy"}
@@ -35,7 +37,8 @@ SCRIPT = textwrap.dedent("""
     pool = pa.default_memory_pool()
     updates = batch(np.arange(0, rows_n, rows_n // updates_n), 2)
     Table(url).write(updates, {**opts, "hoodie.datasource.write.operation": "upsert",
-                               "hoodie.memory.merge.max.size": bound, "hoodie.memory.spillable.map.path": url + "-spill"})
+                               "hoodie.memory.merge.max.size": bound,
+                               "hoodie.memory.spillable.map.path": url + "-spill"})
     result = Table(url).read(columns=["id", "ts"])
     updated = pc.sum(pc.equal(result.column("ts"), 2)).as_py()
     print(json.dumps({"peak": pool.max_memory(), "rows": result.num_rows, "updated": updated,

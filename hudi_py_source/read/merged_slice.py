@@ -14,7 +14,9 @@ How records combine, per record key (J6 HoodieMergedLogRecordScanner, the payloa
 * log delete after a record: the record survives only when the delete carries a non-natural ordering value
   (not IntWrapper 0) of the ordering field's own type and the record's ordering value is greater.
 * log record after a log delete: the record wins.
-* log state onto the base row: a delete removes the base row; a record replaces it as
+* log state onto the base row: a delete removes the base row (whatever its ordering value: the payloads'
+  combineAndGetUpdateValue of an empty record; hudi-rs instead keeps a base row whose ordering value is
+  greater than a non-natural delete ordering value); a record replaces it as
   `merge.payload.merge_with_stored` decides (Default keeps a base row whose ordering value is greater; a
   winning `_hoodie_is_deleted=true` record removes it). Log records of keys absent from the base file are
   inserts, except deletes and soft deletes. Log rows keep their own meta columns (commit time, seqno and a
@@ -35,6 +37,7 @@ than held in memory.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -52,6 +55,8 @@ from ..merge.spillable_map import SpillableRecordMap
 from ..storage import Storage
 from ..table.properties import TableProperties
 from ..timeline.active import ActiveTimeline
+
+log = logging.getLogger(__name__)
 
 KEY = "_hoodie_record_key"
 MERGE_MODE = "hoodie.record.merge.mode"
@@ -162,7 +167,10 @@ def counted_blocks(storage: Storage, log_paths: tuple[str, ...], visibility: Log
                 continue
             instant = block.instant_time
             if block.block_type == BlockType.COMMAND_BLOCK:
-                _, target = decode_command_block(block)
+                try:
+                    _, target = decode_command_block(block)
+                except HoodieError as exc:
+                    raise HoodieError(f"log file {path}: {exc}") from exc
                 if instant is not None and visibility.in_range(instant):
                     kept = [k for k in kept if k[2] != target]
             elif block.block_type in (*_DATA_BLOCKS, BlockType.DELETE_BLOCK) and visibility.admits(instant):
@@ -212,11 +220,11 @@ def _path_values(table: pa.Table, path: str) -> pa.Array:
 
 
 def _last_per_key(table: pa.Table, sort_keys: list[tuple[str, str]]) -> pa.Table:
-    """The last row of each key after sorting by key then `sort_keys` (nulls first: lowest)."""
+    """The last row of each key after sorting by key then `sort_keys` (columns without nulls)."""
     if table.num_rows < 2:
         return table
-    order = pc.sort_indices(table, sort_keys=[(KEY, "ascending"), *sort_keys], null_placement="at_start")
-    keys = table.column(KEY).take(order)
+    order = pc.sort_indices(table, sort_keys=[(KEY, "ascending"), *sort_keys])
+    keys = table.column(KEY).take(order).combine_chunks()
     last = np.ones(table.num_rows, dtype=bool)
     last[:-1] = pc.not_equal(keys.slice(0, table.num_rows - 1), keys.slice(1)).to_numpy(zero_copy_only=False)
     return table.take(order.filter(pa.array(last)))
@@ -225,7 +233,8 @@ def _last_per_key(table: pa.Table, sort_keys: list[tuple[str, str]]) -> pa.Table
 def _greater(left: pa.Array, right: pa.Array) -> np.ndarray:
     """left > right with null the lowest value."""
     greater = pc.fill_null(pc.greater(left, right), False).to_numpy(zero_copy_only=False)
-    return greater | (pc.is_valid(left).to_numpy(zero_copy_only=False) & pc.is_null(right).to_numpy(zero_copy_only=False))
+    only_left = pc.and_(pc.is_valid(left), pc.is_null(right)).to_numpy(zero_copy_only=False)
+    return greater | only_left
 
 
 class LogRecords:
@@ -234,7 +243,7 @@ class LogRecords:
     def __init__(self, schema: pa.Schema, config: MergeConfig) -> None:
         self.config = config
         self.data_schema = schema
-        self.order_type = None
+        self.order_type: pa.DataType | None = None
         if config.ordering_field is not None:
             self.order_type = _field_path(schema, config.ordering_field)
             if self.order_type is None:
@@ -264,18 +273,23 @@ class LogRecords:
     def data_rows(self, table: pa.Table) -> pa.Table:
         """Rows of a data block, one per key (the block's own duplicates combined as later blocks would)."""
         ordering = None
-        if self.order_type is not None:
-            if _field_path(table.schema, self.config.ordering_field or "") is not None:
-                ordering = _path_values(table, self.config.ordering_field or "").cast(self.order_type)
+        if self.order_type is not None and self.config.ordering_field is not None:
+            ordering = _path_values(table, self.config.ordering_field).cast(self.order_type)
         rows = self._with_hidden(table, False, ordering)
         rows = rows.append_column("_pyhudi_position", pa.array(np.arange(rows.num_rows, dtype=np.int64)))
-        by = [("_pyhudi_position", "ascending")]
+        by = ["_pyhudi_position"]
         if self.config.payload_class == DEFAULT_PAYLOAD and self.order_type is not None:
-            by.insert(0, (_ORDER, "ascending"))
-        return _last_per_key(rows, by).drop_columns(["_pyhudi_position"])
+            # null ordering values sort lowest: first by whether there is a value
+            rows = rows.append_column("_pyhudi_valid", pc.is_valid(rows.column(_ORDER)))
+            by = ["_pyhudi_valid", _ORDER, *by]
+        kept = _last_per_key(rows, [(name, "ascending") for name in by])
+        return kept.drop_columns([c for c in ("_pyhudi_position", "_pyhudi_valid") if c in kept.column_names])
 
     def delete_rows(self, deletes: pa.Table) -> pa.Table:
-        """Delete markers; the ordering value is kept only where it can keep a record (non-natural, same type)."""
+        """Delete markers; the ordering value is kept only where it can keep a record (non-natural, same type).
+
+        A delete without a record key matches nothing and is dropped."""
+        deletes = deletes.filter(pc.is_valid(deletes.column("record_key")))
         n = deletes.num_rows
         columns = {f.name: pa.nulls(n, f.type) for f in self.data_schema}
         columns[KEY] = deletes.column("record_key").cast(self.data_schema.field(KEY).type)
@@ -302,7 +316,7 @@ class LogRecords:
         current = self.current(incoming.column(KEY))
         wins = np.ones(incoming.num_rows, dtype=bool)
         if current.num_rows:
-            position = pc.index_in(incoming.column(KEY), value_set=current.column(KEY))
+            position = pc.index_in(incoming.column(KEY), value_set=current.column(KEY).combine_chunks())
             matched = pc.is_valid(position).to_numpy(zero_copy_only=False)
             incoming_idx = np.flatnonzero(matched)
             current_idx = position.filter(pa.array(matched)).to_numpy().astype(np.int64)
@@ -369,7 +383,7 @@ def _decoded(path: str, block: LogBlock, schemas: dict[str, pa.Schema]) -> pa.Ta
         if block.block_type == BlockType.AVRO_DATA_BLOCK and text not in schemas:
             schemas[text] = avro_to_arrow(json.loads(text))
         return decode_data_block(block, schemas.get(text))
-    except HoodieError as exc:
+    except (HoodieError, ValueError) as exc:
         raise HoodieError(f"log file {path}: {exc}") from exc
 
 
@@ -402,6 +416,8 @@ def read_merged_slice(storage: Storage, spec: SliceSpec, schema: pa.Schema, conf
         for piece in records.remaining():
             yield _visible(piece).select(schema.names)
     finally:
+        log.info("file slice %s/%s: %d bytes of log records spilled to disk", spec.partition_path, spec.file_id,
+                 records.map.spilled_bytes())
         records.close()
 
 

@@ -1,8 +1,13 @@
-"""Snapshot and read-optimized queries of copy-on-write tables, planned once and read in splits.
+"""Snapshot and read-optimized queries, planned once and read in splits.
 
 Planning pins the latest completed instant (or the one asked for), prunes partitions by the
 predicates on partition columns and files by the min/max record keys in their footers, then
 packs the surviving file slices into splits. A split is read independently (a Spark task).
+
+Merge-on-read snapshot queries merge each slice's log files into its base file
+(`merged_slice`); read-optimized queries read the base files only. A slice without log files is
+read like a copy-on-write base file. Key-range pruning never drops a slice with log files: its
+logs may hold keys outside the base file's footer range.
 """
 
 from __future__ import annotations
@@ -10,14 +15,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from ..config import QUERY_TYPE, HoodieConfig
-from ..errors import HoodieConfigError, HoodieTableError
+from ..config import MERGE_MAX_MEMORY, QUERY_TYPE, SPILLABLE_MAP_PATH, HoodieConfig
+from ..errors import HoodieConfigError
 from ..io.base_file import META_COLUMNS, read_base_file, read_footer
 from ..keygen import partition_values
 from ..storage import Storage
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
+from .merged_slice import (
+    LogVisibility,
+    MergeConfig,
+    SliceSpec,
+    conform_to,
+    log_visibility,
+    merge_config,
+    read_merged_slice,
+)
 from .predicates import Predicate, conjunction, key_candidates, supports
 
 SPLIT_BYTES = 128 * 1024 * 1024
@@ -26,10 +41,12 @@ _PRUNABLE_KEYGENS = ("SimpleKeyGenerator", "ComplexKeyGenerator", "Nonpartitione
 
 @dataclass
 class Split:
-    """Base files one task reads, with the partition values to restore dropped partition columns."""
+    """What one task reads: base files read as they are, each with its partition path (to restore
+    dropped partition columns), and merge-on-read slices whose log files merge into their base."""
 
     files: list[tuple[str, str]] = field(default_factory=list)
     size: int = 0
+    slices: list[SliceSpec] = field(default_factory=list)
 
 
 @dataclass
@@ -43,6 +60,8 @@ class ReadPlan:
     splits: list[Split]
     files_considered: int = 0
     columns: list[str] | None = None
+    merge: MergeConfig | None = None
+    visibility: LogVisibility | None = None
 
     @property
     def output_schema(self) -> pa.Schema:
@@ -91,19 +110,33 @@ def _key_field(table: HoodieTable, schema: pa.Schema) -> str | None:
     return keys[0] if pa.types.is_string(schema.field(keys[0]).type) else None
 
 
-def _pack(storage: Storage, slices: list[FileSlice]) -> list[Split]:
+def _slice_spec(file_slice: FileSlice) -> SliceSpec:
+    base = file_slice.base_file.path if file_slice.base_file is not None else None
+    logs = tuple(log.path for log in file_slice.log_files if not log.suffix)
+    return SliceSpec(file_slice.partition_path, file_slice.file_id, base, logs)
+
+
+def _pack(storage: Storage, slices: list[FileSlice], merge_logs: bool = False) -> list[Split]:
+    """Splits of about SPLIT_BYTES; with `merge_logs`, slices with log files become merged slices."""
     splits: list[Split] = []
     current = Split()
     for file_slice in slices:
         base = file_slice.base_file
-        if base is None:
+        spec = _slice_spec(file_slice) if merge_logs else None
+        merged = spec is not None and bool(spec.log_paths)
+        if base is None and not merged:
             continue
-        if current.files and current.size + base.size > SPLIT_BYTES:
+        size = (base.size if base is not None else 0) + (
+            sum(log.size for log in file_slice.log_files) if merged else 0)
+        if (current.files or current.slices) and current.size + size > SPLIT_BYTES:
             splits.append(current)
             current = Split()
-        current.files.append((base.path, file_slice.partition_path))
-        current.size += base.size
-    if current.files:
+        if merged:
+            current.slices.append(spec)
+        else:
+            current.files.append((base.path, file_slice.partition_path))
+        current.size += size
+    if current.files or current.slices:
         splits.append(current)
     return splits
 
@@ -115,11 +148,7 @@ def plan_read(storage: Storage, options: dict | None = None, predicates: list[Pr
     if query_type == "incremental":
         raise HoodieConfigError("hoodie.datasource.query.type=incremental is not supported yet")
     table = HoodieTable.load(storage)
-    if table.props.table_type != "COPY_ON_WRITE" and query_type == "snapshot":
-        raise HoodieTableError(
-            f"snapshot queries of {table.props.table_type} tables are not supported yet; "
-            "use hoodie.datasource.query.type=read_optimized"
-        )
+    merge_logs = table.props.table_type == "MERGE_ON_READ" and query_type == "snapshot"
     data_schema = table.schema(as_of) or pa.schema([])
     schema = full_schema(data_schema)
     usable = [p for p in predicates or [] if supports(p, schema)]
@@ -138,24 +167,14 @@ def plan_read(storage: Storage, options: dict | None = None, predicates: list[Pr
     key_field = _key_field(table, schema)
     keys = key_candidates(usable, key_field) if key_field else None
     if keys is not None:
-        slices = [s for s in slices if s.base_file and _file_may_hold(storage, s.base_file.path, keys)]
-    return ReadPlan(storage, schema, args["partition_fields"], args["hive_style"], args["url_encoded"], usable,
-                    _pack(storage, slices), considered)
-
-
-def _conform(table: pa.Table, schema: pa.Schema, restore: dict[str, str | None]) -> pa.Table:
-    """Cast to the query schema, filling columns a file lacks (dropped partition columns, new columns)."""
-    columns = []
-    for f in schema:
-        idx = table.schema.get_field_index(f.name)
-        if idx >= 0:
-            column = table.column(idx)
-            columns.append(column if column.type.equals(f.type) else column.cast(f.type))
-        elif f.name in restore:
-            columns.append(pa.array([restore[f.name]] * table.num_rows, pa.string()).cast(f.type))
-        else:
-            columns.append(pa.nulls(table.num_rows, f.type))
-    return pa.Table.from_arrays(columns, schema=schema)
+        slices = [s for s in slices if (merge_logs and s.log_files)
+                  or (s.base_file and _file_may_hold(storage, s.base_file.path, keys))]
+    plan = ReadPlan(storage, schema, args["partition_fields"], args["hive_style"], args["url_encoded"], usable,
+                    _pack(storage, slices, merge_logs), considered)
+    if merge_logs:
+        plan.merge = merge_config(table.props, cfg.get(MERGE_MAX_MEMORY), cfg.get(SPILLABLE_MAP_PATH))
+        plan.visibility = log_visibility(table.timeline, as_of)
+    return plan
 
 
 def read_split(plan: ReadPlan, split: Split) -> list[pa.Table]:
@@ -169,9 +188,30 @@ def read_split(plan: ReadPlan, split: Split) -> list[pa.Table]:
     out = []
     for path, partition in split.files:
         data = read_base_file(plan.storage, path)
-        restore = partition_values(partition, plan.partition_fields, plan.hive_style, plan.url_encoded) \
-            if plan.partition_fields else {}
-        table = _conform(data.select([c for c in read_schema.names if c in data.column_names]), read_schema, restore)
+        table = conform_to(data.select([c for c in read_schema.names if c in data.column_names]), read_schema,
+                           _restore(plan, partition))
+        if expression is not None:
+            table = table.filter(expression)
+        out.append(table.select(plan.output_schema.names))
+    for spec in split.slices:
+        out.extend(_read_merged(plan, spec, expression))
+    return out
+
+
+def _restore(plan: ReadPlan, partition: str) -> dict[str, str | None]:
+    if not plan.partition_fields:
+        return {}
+    return partition_values(partition, plan.partition_fields, plan.hive_style, plan.url_encoded)
+
+
+def _read_merged(plan: ReadPlan, spec: SliceSpec, expression: pc.Expression | None) -> list[pa.Table]:
+    """A slice merged in the full schema (the merge needs keys and ordering values), then filtered and projected."""
+    if plan.merge is None or plan.visibility is None:
+        raise HoodieConfigError(f"split holds file slice {spec.file_id} with log files but the plan is not a "
+                                "merge-on-read snapshot plan")
+    out = []
+    for table in read_merged_slice(plan.storage, spec, plan.schema, plan.merge, plan.visibility,
+                                   _restore(plan, spec.partition_path)):
         if expression is not None:
             table = table.filter(expression)
         out.append(table.select(plan.output_schema.names))

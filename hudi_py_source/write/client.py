@@ -7,6 +7,7 @@ API runs the same three phases in one process, so both produce identical tables.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -47,6 +48,7 @@ from .rollback import last_instant_time, rollback_failed_writes, rollback_instan
 from .schema_evolution import evolve_schema
 from .upsert import prepare_rows, tag_rows, write_targets
 
+LOG = logging.getLogger("hudi_py_source.write")
 SUPPORTED_OPERATIONS = NEW_FILE_OPERATIONS | MERGE_OPERATIONS | {"delete_partition"}
 SAVE_MODES = ("append", "overwrite", "errorifexists", "ignore")
 
@@ -253,8 +255,11 @@ def commit_write(job: WriteJob, results: list[TaskResult]) -> str:
     stats = [s for r in results for s in r.write_stats]
     if job.merges:
         staged = [t for t in (r.staged_table() for r in results) if t is not None]
-        merged, _ = write_targets(job, staged)
+        merged, upsert_stats = write_targets(job, staged)
         stats.extend(merged)
+        if upsert_stats.missing_deletes:
+            LOG.info("%s: %d deleted key(s) are not in the table; their deletes were no-ops",
+                     job.instant_time, upsert_stats.missing_deletes)
     _reconcile_markers(job, stats)
     by_partition: dict[str, list[WriteStat]] = {}
     for stat in stats:
