@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import pyarrow.parquet as pq
 from test_cow_operations import options, rows
 
 from hudi_py_source import Predicate, Table
@@ -38,3 +39,18 @@ def test_record_key_predicates_prune_by_key_ranges(tmp_path) -> None:
     assert sum(len(s.files) for s in plan.splits) == 2
     found = Table(url).read(filters=[Predicate("in", "id", ("k0010", "k0210", "k0999"))])
     assert sorted(found.column("id").to_pylist()) == ["k0010", "k0210"]
+
+
+def test_partition_columns_missing_from_files_are_restored_from_the_path(tmp_path) -> None:
+    """Tables written with hoodie.datasource.write.drop.partition.columns=true keep partition values only in
+    the folder names; the reader puts them back, typed as the table schema says."""
+    url = str(tmp_path / "t")
+    Table(url).write(rows(range(0, 9)), options("simple_hive", "bulk_insert"))
+    for folder, _, files in os.walk(url):
+        for name in files:
+            if name.endswith(".parquet"):
+                path = os.path.join(folder, name)
+                pq.write_table(pq.read_table(path).drop_columns(["city"]), path)
+    result = Table(url).read()
+    assert sorted(zip(result.column("id").to_pylist(), result.column("city").to_pylist())) == [
+        (f"k{i:04d}", ("sf", "nyc", "la")[i % 3]) for i in range(9)]
