@@ -501,3 +501,14 @@ def test_damage_never_raises_and_keeps_later_blocks(start: int, length: int, mod
             assert (begin, next(iter_log_blocks(raw)).content) in intact
         if mode != "cut" and begin >= damage_end:  # wholly after the damage
             assert (begin + shift, next(iter_log_blocks(raw)).content) in intact
+
+
+@pytest.mark.parametrize("values", [pa.array([3, 70, 5], pa.int64()), pa.array([1.5, -2.0, 8.25]),
+                                    pa.array(["b", "a", "zz"])])
+def test_delete_block_with_several_ordering_values(values: pa.Array) -> None:
+    keys = pa.array(["k1", "k2", "k3"])
+    block = encode_delete_block(keys, pa.array(["p"] * 3), values, "20240101000000000",
+                                '{"type":"record","name":"r","fields":[]}')
+    decoded = decode_delete_block(next(iter_log_blocks(block)))
+    assert decoded.column("record_key").to_pylist() == ["k1", "k2", "k3"]
+    assert decoded.column("ordering_val").to_pylist() == values.to_pylist()

@@ -4,6 +4,7 @@ hand-built log files for rollbacks, corrupt blocks, payload rules, log-only file
 from __future__ import annotations
 
 import logging
+import pickle
 import re
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from oracles import hudi_rs_read
 
 from hudi_py_source import Table
+from hudi_py_source.errors import HoodieConfigError
 from hudi_py_source.io.base_file import read_base_file
 from hudi_py_source.io.log_blocks import (
     encode_avro_data_block,
@@ -19,9 +21,11 @@ from hudi_py_source.io.log_blocks import (
     encode_parquet_data_block,
 )
 from hudi_py_source.io.log_format import read_log_file
-from hudi_py_source.read.merged_slice import counted_blocks, log_visibility
+from hudi_py_source.read.merged_slice import counted_blocks, log_visibility, merge_config
+from hudi_py_source.read.snapshot import plan_read, read_split
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.hoodie_table import HoodieTable
+from hudi_py_source.table.properties import TableProperties
 
 MOR_FIXTURES = [
     "mor/parquet/v6_complexkeygen_hivestyle",
@@ -262,12 +266,12 @@ def test_spilling_log_records_keeps_the_result_exact(fixture_table, caplog: pyte
     storage = Storage(path)
     keys = [f"key-{i:05d}" for i in range(3000)]
     model = dict(TRIPS_FARES)
-    blocks = [data_block(storage, [(k, 1, float(i)) for i, k in enumerate(keys)])]
+    blocks = [data_block(storage, [(k, 1, float(i)) for i, k in enumerate(keys)] + [(C, 1, 1.0)])]
     model.update({k: float(i) for i, k in enumerate(keys)})
-    evens = [(k, 2, float(i) + 0.5) for i, k in enumerate(keys) if i % 2 == 0]
+    evens = [(k, 2, float(i) + 0.5) for i, k in enumerate(keys) if i % 2 == 0] + [(C, 2, 2.0), (E, 2, 3.0)]
     blocks.append(data_block(storage, evens))
     model.update({k: f for k, _, f in evens})
-    thirds = [k for i, k in enumerate(keys) if i % 3 == 0] + [A]
+    thirds = [k for i, k in enumerate(keys) if i % 3 == 0] + [A, E]
     blocks.append(delete_block(storage, thirds))
     for k in thirds:
         model.pop(k)
@@ -302,3 +306,41 @@ def test_populate_meta_fields_false_reads_append_only(fixture_table) -> None:
     assert after.num_rows == before.num_rows + rows.num_rows
     assert sorted(after.column("name").to_pylist()) == sorted(before.column("name").to_pylist()
                                                               + ["changed"] * rows.num_rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# Plans and merge settings
+
+
+def test_splits_are_self_contained_after_pickling(fixture_table) -> None:
+    path = fixture_table("quickstart_trips_table/mor/avro/v6_trips_8i3d")
+    plan = plan_read(Storage(path))
+    merged = [spec for split in plan.splits for spec in split.slices]
+    assert [(s.partition_path, len(s.log_paths), s.base_path is not None) for s in merged] == [
+        ("city=san_francisco", 1, True)]
+    copy = pickle.loads(pickle.dumps(plan))
+    rows = pa.concat_tables([t for split in copy.splits for t in read_split(copy, split)])
+    assert canonical(rows) == canonical(Table(path).read())
+    assert rows.num_rows == 5
+
+
+@pytest.mark.parametrize(("values", "payload", "ordering"), [
+    ({"hoodie.table.version": "6", "hoodie.table.precombine.field": "ts"}, OVERWRITE, "ts"),
+    ({"hoodie.table.version": "6", "hoodie.compaction.payload.class": DEFAULT}, DEFAULT, None),
+    ({"hoodie.table.version": "8", "hoodie.table.ordering.fields": "ts"}, DEFAULT, "ts"),
+    ({"hoodie.table.version": "8"}, OVERWRITE, None),
+    ({"hoodie.table.version": "8", "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING",
+      "hoodie.table.precombine.field": "ts"}, OVERWRITE, "ts"),
+    ({"hoodie.table.version": "8", "hoodie.record.merge.mode": "CUSTOM",
+      "hoodie.compaction.payload.class": DEFAULT, "hoodie.table.precombine.field": "ts"}, DEFAULT, "ts"),
+])
+def test_merge_config_from_table_properties(values: dict[str, str], payload: str, ordering: str | None) -> None:
+    config = merge_config(TableProperties(values), 1024, "/tmp")
+    assert (config.payload_class, config.ordering_field, config.append_only) == (payload, ordering, False)
+
+
+def test_unsupported_payload_class_names_the_property() -> None:
+    partial = "org.apache.hudi.common.model.PartialUpdateAvroPayload"
+    props = TableProperties({"hoodie.table.version": "6", "hoodie.compaction.payload.class": partial})
+    with pytest.raises(HoodieConfigError, match=re.escape(f"hoodie.compaction.payload.class='{partial}'")):
+        merge_config(props, 1024, "/tmp")

@@ -235,7 +235,7 @@ def _ordering_encoding(values: pa.Array) -> pa.Array:
         value_type = {"type": "int", "logicalType": "date"}
     encoded = encode_column(values, ["null", value_type], "orderingVal")
     tag = varints(np.array([_WRAPPER_BRANCH[name]]))[0]
-    present = join(tag, pc.binary_slice(encoded, 1))
+    present = join(tag, pc.binary_slice(encoded, 1, 1 << 30))
     is_null = values.is_null()
     return pc.if_else(is_null, pa.scalar(natural, pa.large_binary()), present)
 
