@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..storage import Storage
 from .tagging import (
@@ -24,43 +25,29 @@ from .tagging import (
 
 def tag_simple(storage: Storage, keys: pa.Array, partition_paths: pa.Array, candidates: list[CandidateFile],
                *, is_global: bool, key_reader: KeyReader) -> Tagging:
-    """Tag records by joining with the keys of the candidate files; the join matches on (partition, key)
-    unless the index is global."""
+    """Tag records by looking their keys up in the keys of the candidate files, file by file: a hash
+    lookup of the incoming records of the file's partition (all records when global) in that file's keys."""
     codes = partition_codes(partition_paths, candidates)
     files = considered_files(candidates, codes, is_global)
     paths = [candidates[i].path for i in files]
     stats = IndexStats(files_considered=paths, files_key_checked=list(paths))
-    existing = _existing_keys(storage, candidates, files, codes.candidates, key_reader)
-    incoming = pa.table({
-        "key": keys,
-        "part": pa.array(codes.records),
-        "row": pa.array(np.arange(len(keys), dtype=np.int64)),
-    })
-    join_keys = ["key"] if is_global else ["key", "part"]
-    if is_global:
-        existing = existing.drop_columns(["part"])
-    matched = incoming.join(existing, keys=join_keys, join_type="inner", use_threads=False)
+    keys = keys.cast(pa.string())
+    record_codes = np.asarray(codes.records)
+    all_rows = np.arange(len(keys), dtype=np.int64)
+    rows_of = {} if is_global else {code: np.flatnonzero(record_codes == code) for code in np.unique(record_codes)}
+    matched_rows, matched_files = [], []
+    for i in files:
+        rows = all_rows if is_global else rows_of.get(codes.candidates[i], all_rows[:0])
+        if not len(rows):
+            continue
+        probe = keys if is_global else keys.take(pa.array(rows))
+        found = pc.is_valid(pc.index_in(probe, value_set=key_reader(storage, candidates[i]).cast(pa.string())))
+        hit = rows[found.to_numpy(zero_copy_only=False)]
+        matched_rows.append(hit)
+        matched_files.append(np.full(len(hit), i, dtype=np.int64))
     return assign_locations(
         len(keys),
-        matched.column("row").to_numpy(),
-        matched.column("file").to_numpy(),
+        np.concatenate(matched_rows) if matched_rows else np.zeros(0, dtype=np.int64),
+        np.concatenate(matched_files) if matched_files else np.zeros(0, dtype=np.int64),
         candidates, codes, stats,
     )
-
-
-def _existing_keys(storage: Storage, candidates: list[CandidateFile], files: list[int], candidate_codes: np.ndarray,
-                   key_reader: KeyReader) -> pa.Table:
-    """(key, partition code, candidate index) of every key in the given files."""
-    parts = []
-    for i in files:
-        file_keys = key_reader(storage, candidates[i]).cast(pa.large_string())
-        n = len(file_keys)
-        parts.append(pa.table({
-            "key": file_keys,
-            "part": pa.array(np.full(n, candidate_codes[i], dtype=np.int64)),
-            "file": pa.array(np.full(n, i, dtype=np.int64)),
-        }))
-    if not parts:
-        return pa.table({"key": pa.array([], pa.large_string()), "part": pa.array([], pa.int64()),
-                         "file": pa.array([], pa.int64())})
-    return pa.concat_tables(parts)
