@@ -45,6 +45,14 @@ def main(base: str) -> None:
         .mode("append").save(path)
     print("overwrote the chennai partition")
 
+    changes = spark.createDataFrame(
+        [("t2", 1010, "san_francisco", "rider-B", 31.20), ("t7", 1011, "sao_paulo", "rider-G", 12.50)],
+        "uuid string, ts long, city string, rider string, fare double",
+    )
+    changes.write.format("pyhudi").options(**{**options, "hoodie.datasource.write.operation": "upsert"}) \
+        .mode("append").save(path)
+    print("upserted t2 (new fare) and t7 (new trip)")
+
     df = spark.read.format("pyhudi").load(path)
     df.select("_hoodie_commit_time", "_hoodie_record_key", "_hoodie_partition_path", "uuid", "city", "fare") \
         .orderBy("uuid").show(truncate=False)
