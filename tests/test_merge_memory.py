@@ -39,9 +39,10 @@ SCRIPT = textwrap.dedent("""
     Table(url).write(updates, {**opts, "hoodie.datasource.write.operation": "upsert",
                                "hoodie.memory.merge.max.size": bound,
                                "hoodie.memory.spillable.map.path": url + "-spill"})
+    peak = pool.max_memory()
     result = Table(url).read(columns=["id", "ts"])
     updated = pc.sum(pc.equal(result.column("ts"), 2)).as_py()
-    print(json.dumps({"peak": pool.max_memory(), "rows": result.num_rows, "updated": updated,
+    print(json.dumps({"peak": peak, "rows": result.num_rows, "updated": updated,
                       "incoming_bytes": updates.nbytes}))
 """)
 
