@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import tempfile
-import time
 
-from session import bench_session
+from session import bench_session, print_medians, timed
 from workload import cached, ground_truth
 
 OPTIONS = {
@@ -23,12 +21,6 @@ OPTIONS = {
     "hoodie.datasource.write.hive_style_partitioning": "true",
     "hoodie.datasource.write.operation": "bulk_insert",
 }
-
-
-def timed(action) -> float:
-    start = time.perf_counter()
-    action()
-    return time.perf_counter() - start
 
 
 def main() -> None:
@@ -61,12 +53,8 @@ def main() -> None:
         if round_:
             results["spark parquet partitionBy(dt) (snappy)"].append(native)
         shutil.rmtree(parquet_path)
-    native_median = statistics.median(results["spark parquet partitionBy(dt) (snappy)"])
-    print(f"rows={args.rows} rounds={args.rounds} (after one warm-up round)")
-    for name, values in results.items():
-        median = statistics.median(values)
-        print(f"{name:42s} median {median:6.2f} s  ratio {median / native_median:4.2f}  runs "
-              + " ".join(f"{v:.2f}" for v in values))
+    header = f"rows={args.rows} rounds={args.rounds} (after one warm-up round)"
+    print_medians(results, "spark parquet partitionBy(dt) (snappy)", header)
     shutil.rmtree(work)
     spark.stop()
 

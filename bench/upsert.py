@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import tempfile
-import time
-from collections.abc import Callable
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from session import bench_session
+from session import bench_session, print_medians, timed
 from workload import cached, ground_truth
 
 from hudi_py_source.spark import write_routed
@@ -29,12 +26,6 @@ OPTIONS = {
     "hoodie.datasource.write.partitionpath.field": "dt",
     "hoodie.datasource.write.hive_style_partitioning": "true",
 }
-
-
-def timed(action: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    action()
-    return time.perf_counter() - start
 
 
 def check(df: DataFrame, truth: dict) -> None:
@@ -49,8 +40,14 @@ def hudi_base(base: DataFrame, path: str) -> None:
 
 def run_direct(spark: SparkSession, base: DataFrame, upserts: DataFrame, path: str) -> float:
     hudi_base(base, path)
-    seconds = timed(lambda: upserts.write.format("pyhudi").options(**OPTIONS).mode("append").save(path))
-    return seconds
+    return timed(lambda: upserts.write.format("pyhudi").options(**OPTIONS).mode("append").save(path))
+
+
+def run_direct_snappy(spark: SparkSession, base: DataFrame, upserts: DataFrame, path: str) -> float:
+    options = {**OPTIONS, "hoodie.parquet.compression.codec": "snappy"}
+    base.write.format("pyhudi").options(**options, **{"hoodie.datasource.write.operation": "bulk_insert"}) \
+        .mode("append").save(path)
+    return timed(lambda: upserts.write.format("pyhudi").options(**options).mode("append").save(path))
 
 
 def run_routed(spark: SparkSession, base: DataFrame, upserts: DataFrame, path: str) -> float:
@@ -80,8 +77,8 @@ def main() -> None:
     upserts = spark.read.parquet(str(cached("upsert", args.rows))).repartition(4).cache()
     base.count(), upserts.count()
     work = tempfile.mkdtemp(prefix="pyhudi-bench-")
-    systems = {"pyhudi df.write upsert": run_direct, "pyhudi write_routed upsert": run_routed,
-               "spark parquet naive rewrite": run_naive}
+    systems = {"pyhudi df.write upsert (gzip)": run_direct, "pyhudi write_routed upsert (gzip)": run_routed,
+               "pyhudi df.write upsert (snappy)": run_direct_snappy, "spark parquet naive rewrite": run_naive}
     results: dict[str, list[float]] = {name: [] for name in systems}
     for round_ in range(args.rounds + 1):
         for name, run in systems.items():
@@ -93,12 +90,8 @@ def main() -> None:
             if round_:
                 results[name].append(seconds)
             shutil.rmtree(path)
-    naive = statistics.median(results["spark parquet naive rewrite"])
-    print(f"rows={args.rows} upserts={args.rows // 10} rounds={args.rounds} (after one warm-up round)")
-    for name, values in results.items():
-        median = statistics.median(values)
-        print(f"{name:30s} median {median:6.2f} s  ratio {median / naive:4.2f}  runs "
-              + " ".join(f"{v:.2f}" for v in values))
+    header = f"rows={args.rows} upserts={args.rows // 10} rounds={args.rounds} (after one warm-up round)"
+    print_medians(results, "spark parquet naive rewrite", header)
     shutil.rmtree(work)
     spark.stop()
 
