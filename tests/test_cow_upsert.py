@@ -183,3 +183,17 @@ def test_bucket_count_change_is_refused(tmp_path) -> None:
     with pytest.raises(HoodieConfigError, match="hoodie.bucket.index.num.buckets"):
         Table(url).write(rows(range(0, 40)), {**opts, "hoodie.bucket.index.num.buckets": "2"})
     check(url, by_id(rows(range(0, 40))))
+
+
+def test_bucket_delete_of_a_key_in_an_empty_bucket_creates_nothing(tmp_path) -> None:
+    url = str(tmp_path / "t")
+    opts = {**options("nonpartitioned", "upsert"), "hoodie.index.type": "BUCKET",
+            "hoodie.bucket.index.num.buckets": "64"}
+    Table(url).write(rows(range(0, 2)), opts)
+    def groups() -> set[str]:
+        return {os.path.basename(f).split("_")[0] for f in parquet_files(url)}
+    before = groups()
+    Table(url).write(pa.table({"id": [f"k{i:04d}" for i in range(100, 140)]}), {**opts,
+                     "hoodie.datasource.write.operation": "delete"})
+    assert groups() == before and len(before) == 2
+    check(url, by_id(rows(range(0, 2))))

@@ -42,10 +42,11 @@ def test_upsert_from_many_tasks_with_duplicates(spark, tmp_path) -> None:
     assert got == want
 
 
-@pytest.mark.parametrize("index", ["BLOOM", "GLOBAL_SIMPLE", "BUCKET"])
-def test_routed_and_direct_paths_write_identical_tables(spark, tmp_path, index: str) -> None:
+@pytest.mark.parametrize("index,table_type", [("BLOOM", "COPY_ON_WRITE"), ("GLOBAL_SIMPLE", "COPY_ON_WRITE"),
+                                              ("BUCKET", "COPY_ON_WRITE"), ("BLOOM", "MERGE_ON_READ")])
+def test_routed_and_direct_paths_write_identical_tables(spark, tmp_path, index: str, table_type: str) -> None:
     opts = {**options("simple_hive", "upsert"), "hoodie.index.type": index,
-            "hoodie.bucket.index.num.buckets": "4"}
+            "hoodie.bucket.index.num.buckets": "4", "hoodie.datasource.write.table.type": table_type}
     base = rows(range(0, 60))
     change = pa.concat_tables([rows(range(50, 80), version=2), rows(range(55, 60), version=1)])
     deletes = pa.table({"id": ["k0001", "k0002", "k0999"], "city": ["nyc", "la", "sf"]})

@@ -153,14 +153,14 @@ def _incoming_wins(stored: pa.Table, incoming: pa.Table, stored_idx: np.ndarray,
 def _stored_ordering(stored: pa.Table, ordering_field: str) -> pa.Array | None:
     """Stored rows may predate the ordering column (schema evolution); then the incoming record wins."""
     try:
-        return _field_values(stored, ordering_field)
+        return field_values(stored, ordering_field)
     except KeyError:
         return None
 
 
 def _ordering(table: pa.Table, ordering_field: str, keys: pa.Array, require_non_null: bool) -> pa.Array:
     try:
-        values = _field_values(table, ordering_field)
+        values = field_values(table, ordering_field)
     except KeyError:
         raise HoodieConfigError(
             f"{PRECOMBINE_FIELD_KEY}={ordering_field!r}: the field is not in the records "
@@ -173,7 +173,7 @@ def _ordering(table: pa.Table, ordering_field: str, keys: pa.Array, require_non_
     return values
 
 
-def _field_values(table: pa.Table, path: str) -> pa.Array:
+def field_values(table: pa.Table, path: str) -> pa.Array:
     """Top-level column, else a dotted path into struct columns (Hudi's nested ordering fields)."""
     if table.schema.get_field_index(path) >= 0:
         return table.column(path).combine_chunks()

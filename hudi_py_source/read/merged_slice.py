@@ -50,7 +50,13 @@ from ..errors import HoodieConfigError, HoodieError
 from ..io.avro_schema import avro_to_arrow
 from ..io.log_blocks import BlockType, LogBlock, decode_command_block, decode_data_block, decode_delete_block
 from ..io.log_format import read_log_file
-from ..merge.payload import DEFAULT_PAYLOAD, OVERWRITE_WITH_LATEST, drop_soft_deletes, merge_with_stored
+from ..merge.payload import (
+    DEFAULT_PAYLOAD,
+    OVERWRITE_WITH_LATEST,
+    drop_soft_deletes,
+    field_values,
+    merge_with_stored,
+)
 from ..merge.spillable_map import SpillableRecordMap
 from ..storage import Storage
 from ..table.properties import TableProperties
@@ -209,16 +215,6 @@ def _field_path(schema: pa.Schema, path: str) -> pa.DataType | None:
     return current
 
 
-def _path_values(table: pa.Table, path: str) -> pa.Array:
-    if table.schema.get_field_index(path) >= 0:
-        return table.column(path).combine_chunks()
-    head, *rest = path.split(".")
-    values = table.column(head).combine_chunks()
-    for name in rest:
-        values = pc.struct_field(values, name)
-    return values
-
-
 def _last_per_key(table: pa.Table, sort_keys: list[tuple[str, str]]) -> pa.Table:
     """The last row of each key after sorting by key then `sort_keys` (columns without nulls)."""
     if table.num_rows < 2:
@@ -274,7 +270,7 @@ class LogRecords:
         """Rows of a data block, one per key (the block's own duplicates combined as later blocks would)."""
         ordering = None
         if self.order_type is not None and self.config.ordering_field is not None:
-            ordering = _path_values(table, self.config.ordering_field).cast(self.order_type)
+            ordering = field_values(table, self.config.ordering_field).cast(self.order_type)
         rows = self._with_hidden(table, False, ordering)
         rows = rows.append_column("_pyhudi_position", pa.array(np.arange(rows.num_rows, dtype=np.int64)))
         by = ["_pyhudi_position"]

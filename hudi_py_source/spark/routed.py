@@ -29,11 +29,12 @@ from ..write.upsert import (
     FILE_ID_COLUMN,
     assign_inserts,
     empty_prepared,
+    existing_groups_taking_inserts,
     group_targets,
     insert_plan,
     prepare_rows,
     tag_rows,
-    write_group,
+    write_group_stats,
 )
 from .datasource import spark_schema
 
@@ -79,6 +80,7 @@ def write_routed(df: DataFrame, path: str, options: dict[str, Any], mode: str = 
         updated = {(r[0], r[1]) for r in live.where(F.col(FILE_ID_COLUMN).isNotNull())
                    .select(PATH_COLUMN, FILE_ID_COLUMN).distinct().collect()}
         plan = insert_plan(job, HoodieTable.load(storage), per_partition, updated) if per_partition else None
+        takes_inserts = existing_groups_taking_inserts(plan) if plan is not None else set()
 
         def assign_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             for batch in batches:
@@ -97,8 +99,10 @@ def write_routed(df: DataFrame, path: str, options: dict[str, Any], mode: str = 
         def write_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             rows = pa.Table.from_batches(list(batches), schema=schema)
             token, task_id = _token()
-            groups = group_targets(job, HoodieTable.load(job.storage), rows) if rows.num_rows else []
-            stats = [json.dumps(write_group(job, target, group, token, task_id)) for target, group in groups]
+            table = HoodieTable.load(job.storage)
+            groups = group_targets(job, table, rows, takes_inserts) if rows.num_rows else []
+            stats = [json.dumps(stat) for target, group in groups
+                     for stat in write_group_stats(job, target, group, token, task_id)]
             yield pa.RecordBatch.from_pydict({"stat": pa.array(stats, pa.string())})
 
         collected = routed.mapInArrow(write_partition, "stat string").collect()

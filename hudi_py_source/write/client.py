@@ -8,6 +8,7 @@ API runs the same three phases in one process, so both produce identical tables.
 from __future__ import annotations
 
 import logging
+import posixpath
 from collections.abc import Iterable
 from typing import Any
 
@@ -42,6 +43,7 @@ from ..timeline import avro_models
 from ..timeline.commit_metadata import CommitMetadata, WriteStat
 from ..timeline.instant import Instant, new_instant_time
 from .job import MERGE_OPERATIONS, NEW_FILE_OPERATIONS, TaskResult, WriteJob
+from .log_append import logs_of_append_marker
 from .markers import WriteMarkers
 from .new_file_groups import collect_partitions, write_new_file_groups
 from .rollback import last_instant_time, rollback_failed_writes, rollback_instant
@@ -128,12 +130,8 @@ def _new_table_properties(cfg: HoodieConfig, schema: pa.Schema, avro: dict) -> T
 def _validate_new_write(cfg: HoodieConfig, operation: str, schema: pa.Schema) -> None:
     if operation not in SUPPORTED_OPERATIONS:
         raise HoodieConfigError(
-            f"hoodie.datasource.write.operation={operation} is not supported on COPY_ON_WRITE tables yet; "
+            f"hoodie.datasource.write.operation={operation} is not supported yet; "
             f"supported: {', '.join(sorted(SUPPORTED_OPERATIONS))}"
-        )
-    if cfg.get(TABLE_TYPE) != "COPY_ON_WRITE":
-        raise HoodieConfigError(
-            f"hoodie.datasource.write.table.type={cfg.get(TABLE_TYPE)} is not supported yet; use COPY_ON_WRITE"
         )
     combining = operation == "upsert" or (operation == "insert" and cfg.get(COMBINE_BEFORE_INSERT))
     if combining and cfg.is_set(PRECOMBINE_FIELD):
@@ -194,7 +192,7 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
         table = table.reload()
     last = table.timeline.last_completed_commit()
     job = WriteJob(storage, cfg.as_dict(), "", operation, schema, to_json(avro), name,
-                   last.timestamp if last else None)
+                   last.timestamp if last else None, table.props.table_type)
     job.instant_time = _open_instant(table, job)
     return job
 
@@ -242,10 +240,23 @@ def _replaced_file_ids(table: HoodieTable, job: WriteJob, results: list[TaskResu
 
 
 def _reconcile_markers(job: WriteJob, stats: list[dict[str, Any]]) -> None:
-    """Delete files of failed or speculative task attempts: in the markers but in no task's report."""
+    """Delete files of failed or speculative task attempts: in the markers but in no task's report.
+
+    An APPEND marker names the slice's base file, not a log: its unreported logs are looked up instead."""
     reported = {s["path"] for s in stats}
-    for path in WriteMarkers(job.storage, job.instant_time).list_data_files():
-        if path not in reported:
+    first_version: dict[tuple[str, str], int] = {}
+    for s in stats:
+        if s.get("logVersion") is not None:
+            group = (s["partitionPath"], s["fileId"])
+            first_version[group] = min(first_version.get(group, s["logVersion"]), s["logVersion"])
+    for marker in WriteMarkers(job.storage, job.instant_time).list_markers():
+        if marker.io_type != "APPEND":
+            if marker.data_path not in reported:
+                job.storage.delete(marker.data_path)
+            continue
+        group = (posixpath.dirname(marker.data_path), posixpath.basename(marker.data_path).split("_", 1)[0])
+        for path in logs_of_append_marker(job.storage, marker.data_path, job.instant_time,
+                                          frozenset(reported), first_version.get(group, 0)):
             job.storage.delete(path)
 
 

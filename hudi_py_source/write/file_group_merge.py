@@ -44,12 +44,18 @@ STREAM_ROWS = 65536
 
 @dataclass(frozen=True)
 class Target:
-    """A file group a write produces a new version of; `base_path` is None for a new file group."""
+    """A file group a write produces a new version of; `base_path` is None for a new file group.
+
+    On merge-on-read, `appends` says the records go to a new log file of the latest slice (whose log
+    files are `log_files`, by name) instead of a new base file.
+    """
 
     partition_path: str
     file_id: str
     base_path: str | None
     base_instant: str | None
+    appends: bool = False
+    log_files: tuple[str, ...] = ()
 
 
 @dataclass

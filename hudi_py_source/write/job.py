@@ -29,10 +29,18 @@ class WriteJob:
     avro_schema_json: str
     table_name: str
     as_of: str | None = None
+    table_type: str = "COPY_ON_WRITE"
+
+    @property
+    def merge_on_read(self) -> bool:
+        return self.table_type == "MERGE_ON_READ"
 
     @property
     def action(self) -> str:
-        return "replacecommit" if self.operation in REPLACE_OPERATIONS else "commit"
+        """Overwrites replace file groups on both table types; other MOR writes are delta commits."""
+        if self.operation in REPLACE_OPERATIONS:
+            return "replacecommit"
+        return "deltacommit" if self.merge_on_read else "commit"
 
     @property
     def merges(self) -> bool:

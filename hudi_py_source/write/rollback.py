@@ -17,14 +17,21 @@ from ..table.hoodie_table import HoodieTable
 from ..timeline import avro_models
 from ..timeline.active import ActiveTimeline
 from ..timeline.instant import Instant, new_instant_time
+from .log_append import logs_of_append_marker
 from .markers import WriteMarkers
 
 WRITE_ACTIONS = frozenset({"commit", "deltacommit", "replacecommit"})
 
 
 def _files_of_instant(table: HoodieTable, instant_time: str) -> list[str]:
-    """Base files written by an instant: those its markers name plus any listed file carrying it."""
-    found = set(WriteMarkers(table.storage, instant_time).list_data_files())
+    """Files written by an instant: base files its markers name or whose name carries it, and the log
+    files behind its APPEND markers (we never append to an existing log, so deleting them is safe)."""
+    found: set[str] = set()
+    for marker in WriteMarkers(table.storage, instant_time).list_markers():
+        if marker.io_type == "APPEND":
+            found.update(logs_of_append_marker(table.storage, marker.data_path, instant_time))
+        else:
+            found.add(marker.data_path)
     for partition in table.fs_view().partitions():
         for info in table.storage.list(partition):
             base = parse_base_file_name(info.name)

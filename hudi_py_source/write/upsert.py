@@ -30,14 +30,17 @@ from ..config import (
     RECORD_SIZE_ESTIMATION_THRESHOLD,
     SIMPLE_UPDATE_PARTITION_PATH,
 )
+from ..errors import HoodieError
 from ..index.tagging import candidates_from_slices, partition_moves, tag
 from ..keygen import key_generator
 from ..merge.payload import dedupe
 from ..table.file_names import write_token
+from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
-from .bucketing import BucketPlan, average_record_size, plan_buckets, small_files
+from .bucketing import INSERT, BucketPlan, average_record_size, plan_buckets, small_files
 from .file_group_merge import DELETE_COLUMN, Target, write_file_group
 from .job import WriteJob
+from .log_append import append_file_group
 from .new_file_groups import KEY_COLUMN, PATH_COLUMN, keyed
 from .schema_evolution import conform
 
@@ -119,6 +122,9 @@ def tag_rows(job: WriteJob, table: pa.Table) -> pa.Table:
                   instant_time=job.instant_time)
     if index_type == "BUCKET":
         new_ids = tagging.new_bucket_file_ids
+        if new_ids is not None:
+            # a delete whose bucket has no file group yet deletes nothing: it must not create the group
+            new_ids = pc.if_else(table.column(DELETE_COLUMN), pa.nulls(len(new_ids), pa.string()), new_ids)
         file_ids = tagging.file_id if new_ids is None else pc.coalesce(tagging.file_id, new_ids)
         return table.append_column(FILE_ID_COLUMN, file_ids)
     if index_type not in GLOBAL_INDEXES:
@@ -153,7 +159,7 @@ def insert_plan(job: WriteJob, table: HoodieTable, per_partition: dict[str, int]
     """The UpsertPartitioner's plan: which file group takes how many of each partition's inserts."""
     cfg = job.config
     limit = cfg.get(PARQUET_SMALL_FILE_LIMIT)
-    small = small_files(table.fs_view(), sorted(per_partition), limit, set())
+    small = small_files(table.fs_view(), sorted(per_partition), limit, set(), merge_on_read=job.merge_on_read)
     average = average_record_size(table.timeline, limit, cfg.get(RECORD_SIZE_ESTIMATION_THRESHOLD),
                                   cfg.get(RECORD_SIZE_ESTIMATE))
     return plan_buckets(per_partition, updated, small, average, cfg,
@@ -187,23 +193,52 @@ def drop_missing_deletes(rows: pa.Table) -> tuple[pa.Table, int]:
     return (rows.filter(pc.invert(missing)) if count else rows), count
 
 
-def _targets(job: WriteJob, table: HoodieTable, rows: pa.Table) -> tuple[pa.Table, UpsertStats]:
-    """Every record with the file group it is written to; deletes of unknown keys are dropped."""
+def existing_groups_taking_inserts(plan: BucketPlan) -> set[tuple[str, str]]:
+    """Existing file groups the plan gives inserts: on merge-on-read they are rewritten into a new base
+    file (Hudi's small-file handling) instead of taking log blocks, so the index still finds every key."""
+    return {(plan.buckets[i].partition_path, plan.buckets[i].file_id)
+            for inserts in plan.partition_inserts.values() for i in inserts.bucket_indices
+            if plan.buckets[i].kind != INSERT}
+
+
+def _targets(job: WriteJob, table: HoodieTable,
+             rows: pa.Table) -> tuple[pa.Table, UpsertStats, set[tuple[str, str]]]:
+    """Every record with the file group it is written to; deletes of unknown keys are dropped. Also
+    the existing file groups that take inserts."""
     rows, missing = drop_missing_deletes(rows)
     stats = UpsertStats(missing_deletes=missing)
     untagged = pc.is_null(rows.column(FILE_ID_COLUMN))
     if not pc.any(untagged).as_py():
-        return rows, stats
+        return rows, stats, set()
     per_partition, updated = insert_profile(rows)
     plan = insert_plan(job, table, per_partition, updated)
     inserts = assign_inserts(plan, rows.filter(untagged))
-    return pa.concat_tables([rows.filter(pc.invert(untagged)), inserts]), stats
+    return pa.concat_tables([rows.filter(pc.invert(untagged)), inserts]), stats, existing_groups_taking_inserts(plan)
 
 
-def group_targets(job: WriteJob, table: HoodieTable, rows: pa.Table) -> list[tuple[Target, pa.Table]]:
-    """Rows per target file group, each target knowing the base file it merges with."""
+def _small_file_groups(job: WriteJob, table: HoodieTable, partitions: list[str]) -> set[tuple[str, str]]:
+    """Without the plan at hand, every merge-on-read small-file candidate may have taken inserts."""
+    small = small_files(table.fs_view(), partitions, job.config.get(PARQUET_SMALL_FILE_LIMIT), set(),
+                        merge_on_read=True)
+    return {(f.partition_path, f.file_id) for files in small.values() for f in files}
+
+
+def _target(job: WriteJob, partition: str, file_id: str, found: FileSlice | None,
+            takes_inserts: set[tuple[str, str]]) -> Target:
+    base = found.base_file if found is not None else None
+    appends = (job.merge_on_read and found is not None and (partition, file_id) not in takes_inserts)
+    return Target(partition, file_id, base.path if base else None, found.base_instant if found else None,
+                  appends, tuple(log.name for log in found.log_files) if appends and found else ())
+
+
+def group_targets(job: WriteJob, table: HoodieTable, rows: pa.Table,
+                  takes_inserts: set[tuple[str, str]] | None = None) -> list[tuple[Target, pa.Table]]:
+    """Rows per target file group, each target knowing the base file it merges with or, on merge-on-read,
+    the slice it appends log files to. `takes_inserts`: existing file groups the bucket plan gave inserts."""
     bases = {(s.partition_path, s.file_id): s for s in table.fs_view().latest_file_slices(as_of=job.as_of)} \
         if job.as_of else {}
+    if takes_inserts is None and job.merge_on_read:
+        takes_inserts = _small_file_groups(job, table, sorted(set(rows.column(PATH_COLUMN).to_pylist())))
     composite = pc.binary_join_element_wise(rows.column(PATH_COLUMN), rows.column(FILE_ID_COLUMN), "\x00")
     order = pc.sort_indices(composite)
     rows, composite = rows.take(order), composite.take(order)
@@ -214,20 +249,28 @@ def group_targets(job: WriteJob, table: HoodieTable, rows: pa.Table) -> list[tup
     ends = np.concatenate([boundaries, [len(values)]]) if len(values) else np.zeros(0, dtype=np.int64)
     for start, end in zip(starts, ends):
         partition, file_id = str(values[start]).split("\x00", 1)
-        found = bases.get((partition, file_id))
-        base = found.base_file if found is not None else None
-        target = Target(partition, file_id, base.path if base else None, found.base_instant if found else None)
+        target = _target(job, partition, file_id, bases.get((partition, file_id)), takes_inserts or set())
         groups.append((target, rows.slice(start, end - start).drop_columns([FILE_ID_COLUMN])))
     return groups
 
 
 def write_group(job: WriteJob, target: Target, rows: pa.Table, token: str, task_id: int) -> dict:
     """One file group's new version from all its records (combined across tasks first)."""
+    if target.appends:
+        raise HoodieError(f"file group {target.file_id} in {target.partition_path!r} takes log blocks on this "
+                          f"merge-on-read table; write it with write_group_stats")
     return write_file_group(job, target, combine(job, rows, placed=True), token, task_id)
 
 
-def _write_one(args: tuple[WriteJob, Target, pa.Table, str, int]) -> dict:
-    return write_group(*args)
+def write_group_stats(job: WriteJob, target: Target, rows: pa.Table, token: str, task_id: int) -> list[dict]:
+    """The write stats of one file group's writing: a new base file, or new log files of its slice."""
+    if target.appends:
+        return append_file_group(job, target, combine(job, rows, placed=True), token, task_id)
+    return [write_group(job, target, rows, token, task_id)]
+
+
+def _write_one(args: tuple[WriteJob, Target, pa.Table, str, int]) -> list[dict]:
+    return write_group_stats(*args)
 
 
 def write_targets(job: WriteJob, prepared: list[pa.Table]) -> tuple[list[dict], UpsertStats]:
@@ -237,11 +280,11 @@ def write_targets(job: WriteJob, prepared: list[pa.Table]) -> tuple[list[dict], 
         return [], UpsertStats()
     rows = combine(job, rows, placed=True)
     table = HoodieTable.load(job.storage)
-    rows, stats = _targets(job, table, rows)
-    groups = group_targets(job, table, rows)
+    rows, stats, takes_inserts = _targets(job, table, rows)
+    groups = group_targets(job, table, rows, takes_inserts)
     work = [(job, target, group, write_token(n, 0, n), n) for n, (target, group) in enumerate(groups)]
     workers = min(len(work), os.cpu_count() or 1)
     if workers > 1 and rows.num_rows >= _PARALLEL_MIN_ROWS:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(_write_one, work)), stats
-    return [_write_one(item) for item in work], stats
+            return [s for stats_of in pool.map(_write_one, work) for s in stats_of], stats
+    return [s for item in work for s in _write_one(item)], stats

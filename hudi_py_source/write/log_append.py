@@ -1,0 +1,208 @@
+"""Merge-on-read writes of one file group: its updates and deletes as log blocks (HoodieAppendHandle).
+
+Object stores cannot append, so every write creates new log files of the slice, numbered after the
+slice's highest log version; readers order a slice's logs by version, so the new blocks come last.
+Records become an AVRO_DATA_BLOCK (split at hoodie.logfile.data.block.max.size), deletes and soft
+deletes one DELETE_BLOCK after them; a file that has grown past hoodie.logfile.max.size rolls over
+to the next version, as Hudi's log writer does.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import struct
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..config import LOGFILE_DATA_BLOCK_MAX_SIZE, LOGFILE_MAX_SIZE, POPULATE_META_FIELDS
+from ..errors import HoodieConfigError
+from ..io.avro_records import encode_records, length_prefixed
+from ..io.base_file import with_meta_columns
+from ..io.log_blocks import (
+    MAGIC,
+    BlockType,
+    HeaderKey,
+    avro_data_content,
+    encode_block,
+    encode_delete_block,
+    split_points,
+)
+from ..io.log_format import write_log_file
+from ..merge.payload import field_values, soft_delete_mask
+from ..storage import Storage
+from ..table.file_names import make_base_file_name, make_log_file_name, parse_base_file_name, parse_log_file_name
+from .file_group_merge import DELETE_COLUMN, Target
+from .job import WriteJob
+from .markers import WriteMarkers
+from .new_file_groups import KEY_COLUMN, PATH_COLUMN, meta_fields_avro_json
+
+
+@dataclass
+class _Block:
+    data: bytes
+    records: int = 0
+    deletes: int = 0
+
+
+@dataclass
+class _LogFile:
+    blocks: list[_Block] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return sum(len(b.data) for b in self.blocks)
+
+
+def append_marker_name(file_id: str, token: str, base_instant: str) -> str:
+    """APPEND markers name a base-file-style file of the slice (J6 HoodieAppendHandle), not the log."""
+    return make_base_file_name(file_id, token, base_instant)
+
+
+def _delete_ordering(job: WriteJob, deletes: pa.Table, soft: np.ndarray) -> pa.Array | None:
+    """Soft deletes carry their record's ordering value; deletes by key the natural order (IntWrapper 0)."""
+    field_name = job.ordering_field
+    if field_name is None or not soft.any():
+        return None
+    values = field_values(deletes, field_name)
+    return pc.if_else(pa.array(soft), values, pa.nulls(len(values), values.type))
+
+
+def _data_blocks(job: WriteJob, target: Target, records: pa.Table, task_id: int) -> list[_Block]:
+    if records.num_rows == 0:
+        return []
+    cfg = job.config
+    max_block = cfg.get(LOGFILE_DATA_BLOCK_MAX_SIZE)
+    if max_block <= 0:
+        raise HoodieConfigError(f"{LOGFILE_DATA_BLOCK_MAX_SIZE.key} must be positive, got {max_block}")
+    stamped = with_meta_columns(
+        records.select(job.schema.names), job.instant_time, task_id, records.column(KEY_COLUMN).combine_chunks(),
+        target.partition_path, target.file_id, populate_meta_fields=cfg.get(POPULATE_META_FIELDS))
+    schema_json = meta_fields_avro_json(job.avro_schema_json)
+    sizes, framed = length_prefixed(encode_records(stamped, schema_json))
+    header = {HeaderKey.INSTANT_TIME: job.instant_time, HeaderKey.SCHEMA: schema_json}
+    return [_Block(encode_block(BlockType.AVRO_DATA_BLOCK, header, avro_data_content(framed.slice(a, b - a))),
+                   records=b - a)
+            for a, b in split_points(sizes, max_block)]
+
+
+def _delete_block(job: WriteJob, deletes: pa.Table, soft: np.ndarray) -> list[_Block]:
+    if deletes.num_rows == 0:
+        return []
+    block = encode_delete_block(deletes.column(KEY_COLUMN).combine_chunks(),
+                                deletes.column(PATH_COLUMN).combine_chunks(), _delete_ordering(job, deletes, soft),
+                                job.instant_time, meta_fields_avro_json(job.avro_schema_json))
+    return [_Block(block, deletes=deletes.num_rows)]
+
+
+def _roll(blocks: Iterable[_Block], max_file_size: int) -> list[_LogFile]:
+    """Blocks into files: a file past the size limit takes no further block (HoodieLogFormatWriter)."""
+    files = [_LogFile()]
+    for block in blocks:
+        if files[-1].blocks and files[-1].size > max_file_size:
+            files.append(_LogFile())
+        files[-1].blocks.append(block)
+    return files
+
+
+def next_log_version(log_names: Iterable[str], base_instant: str) -> int:
+    """One past the highest version among the slice's logs (1 for a slice without logs)."""
+    versions = [p.version for p in (parse_log_file_name(n) for n in log_names)
+                if p is not None and p.base_instant == base_instant]
+    return max(versions, default=0) + 1
+
+
+def append_file_group(job: WriteJob, target: Target, incoming: pa.Table, token: str, task_id: int) -> list[dict]:
+    """Write one file group's (combined) records as new log files of its latest slice; one write stat
+    per log file written."""
+    started = time.monotonic()
+    base_instant = target.base_instant or job.instant_time
+    soft = soft_delete_mask(incoming)
+    is_delete = incoming.column(DELETE_COLUMN).to_numpy(zero_copy_only=False) | soft
+    deletes = incoming.filter(pa.array(is_delete))
+    blocks = _data_blocks(job, target, incoming.filter(pa.array(~is_delete)), task_id)
+    blocks += _delete_block(job, deletes, soft[is_delete])
+    if not blocks:
+        return []
+    WriteMarkers(job.storage, job.instant_time).create(
+        target.partition_path, append_marker_name(target.file_id, token, base_instant), "APPEND")
+    version = next_log_version(target.log_files, base_instant)
+    names = list(target.log_files)
+    stats = []
+    for log in _roll(blocks, job.config.get(LOGFILE_MAX_SIZE)):
+        name = make_log_file_name(target.file_id, base_instant, version, token)
+        rel_path = posixpath.join(target.partition_path, name) if target.partition_path else name
+        written = write_log_file(job.storage, rel_path, [b.data for b in log.blocks])
+        names.append(name)
+        stats.append(_delta_stat(target, base_instant, log, written.path, written.size, version, names, started))
+        version += 1
+    return stats
+
+
+def _delta_stat(target: Target, base_instant: str, log: _LogFile, rel_path: str, size: int, version: int,
+                names: list[str], started: float) -> dict:
+    records = sum(b.records for b in log.blocks)
+    return {
+        "fileId": target.file_id,
+        "path": rel_path,
+        "prevCommit": base_instant,
+        "numWrites": records,
+        "numDeletes": sum(b.deletes for b in log.blocks),
+        "numUpdateWrites": records,
+        "numInserts": 0,
+        "totalWriteBytes": size,
+        "totalWriteErrors": 0,
+        "partitionPath": target.partition_path,
+        "fileSizeInBytes": size,
+        "runtimeStats": {"totalScanTime": 0, "totalUpsertTime": int((time.monotonic() - started) * 1000),
+                         "totalCreateTime": 0},
+        "logVersion": version,
+        "logOffset": 0,
+        "baseFile": posixpath.basename(target.base_path) if target.base_path else "",
+        "logFiles": list(names),
+    }
+
+
+# --- finding the log files an instant wrote (rollback, marker reconciliation) -----------------------
+
+def first_block_instant(storage: Storage, rel_path: str) -> str | None:
+    """INSTANT_TIME of a log file's first block, read from its header only; None when unreadable."""
+    try:
+        with storage.open_input(rel_path) as handle:
+            head = handle.read(26)
+            if len(head) < 26 or not head.startswith(MAGIC):
+                return None
+            (count,) = struct.unpack_from(">i", head, 22)
+            for _ in range(max(count, 0)):
+                key, length = struct.unpack(">ii", handle.read(8))
+                if key == HeaderKey.INSTANT_TIME:
+                    return handle.read(length).decode("utf-8")
+                handle.seek(length, 1)
+    except (OSError, struct.error, UnicodeDecodeError):
+        return None
+    return None
+
+
+def logs_of_append_marker(storage: Storage, marker_path: str, instant_time: str,
+                          skip: frozenset[str] = frozenset(), min_version: int = 0) -> list[str]:
+    """Log files an APPEND marker's handle wrote in `instant_time`: the slice's logs with the marker's
+    write token whose first block belongs to the instant (a torn, unreadable file counts too).
+    `min_version` spares reading the headers of logs older than the ones the instant is known to write."""
+    base = parse_base_file_name(posixpath.basename(marker_path))
+    if base is None:
+        return []
+    partition = posixpath.dirname(marker_path)
+    found = []
+    for info in storage.list(partition):
+        log = parse_log_file_name(info.name)
+        if (log is None or log.file_id != base.file_id or log.base_instant != base.instant_time
+                or log.write_token != base.write_token or log.version < min_version or info.path in skip):
+            continue
+        written_by = first_block_instant(storage, info.path)
+        if written_by is None or written_by == instant_time:
+            found.append(info.path)
+    return sorted(found)
