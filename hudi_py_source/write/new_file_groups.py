@@ -170,7 +170,7 @@ def sort_rows(table: pa.Table, mode: str) -> pa.Table:
 
     GLOBAL_SORT orders by (partition path, record key); PARTITION_SORT orders each partition's rows
     by record key, which within one task gives the same order. A total order across tasks needs the
-    input range-partitioned first (the Spark helper does that).
+    input range-partitioned by the caller first (e.g. `df.repartitionByRange(n, partition, key)`).
     """
     if mode == "NONE" or table.num_rows == 0:
         return table
