@@ -48,6 +48,7 @@ import pyarrow.parquet as pq
 
 from ..errors import HoodieConfigError, HoodieError
 from ..io.avro_schema import avro_to_arrow
+from ..io.conform import conform
 from ..io.log_blocks import BlockType, LogBlock, decode_command_block, decode_data_block, decode_delete_block
 from ..io.log_format import read_log_file
 from ..merge.payload import (
@@ -143,21 +144,6 @@ def merge_config(props: TableProperties, max_memory_bytes: int, spill_dir: str) 
         raise HoodieConfigError(f"{_PAYLOAD_PROPERTY}={payload!r}: merge-on-read snapshot reads support only "
                                 f"{OVERWRITE_WITH_LATEST} and {DEFAULT_PAYLOAD}")
     return MergeConfig(payload, field, not props.populate_meta_fields, max_memory_bytes, spill_dir)
-
-
-def conform_to(table: pa.Table, schema: pa.Schema, restore: dict[str, str | None]) -> pa.Table:
-    """Cast to the query schema, filling columns a file lacks (dropped partition columns, new columns)."""
-    columns = []
-    for f in schema:
-        idx = table.schema.get_field_index(f.name)
-        if idx >= 0:
-            column = table.column(idx)
-            columns.append(column if column.type.equals(f.type) else column.cast(f.type))
-        elif f.name in restore:
-            columns.append(pa.array([restore[f.name]] * table.num_rows, pa.string()).cast(f.type))
-        else:
-            columns.append(pa.nulls(table.num_rows, f.type))
-    return pa.Table.from_arrays(columns, schema=schema)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -405,10 +391,10 @@ def read_merged_slice(storage: Storage, spec: SliceSpec, schema: pa.Schema, conf
             if block.block_type == BlockType.DELETE_BLOCK:
                 records.apply(records.delete_rows(decoded))
             else:
-                records.apply(records.data_rows(conform_to(decoded, schema, restore)))
+                records.apply(records.data_rows(conform(decoded, schema, restore)))
         if spec.base_path is not None:
             for batch in _base_batches(storage, spec.base_path):
-                yield _merge_base(records, conform_to(batch, schema, restore), config).select(schema.names)
+                yield _merge_base(records, conform(batch, schema, restore), config).select(schema.names)
         for piece in records.remaining():
             yield _visible(piece).select(schema.names)
     finally:
@@ -437,8 +423,8 @@ def _append_only(storage: Storage, spec: SliceSpec, schema: pa.Schema, visibilit
                  restore: dict[str, str | None]) -> Iterator[pa.Table]:
     if spec.base_path is not None:
         for batch in _base_batches(storage, spec.base_path):
-            yield conform_to(batch, schema, restore)
+            yield conform(batch, schema, restore)
     schemas: dict[str, pa.Schema] = {}
     for path, block in _blocks(storage, spec.log_paths, visibility):
         if block.block_type != BlockType.DELETE_BLOCK:
-            yield conform_to(_decoded(path, block, schemas), schema, restore)
+            yield conform(_decoded(path, block, schemas), schema, restore)

@@ -19,7 +19,8 @@ import pyarrow.compute as pc
 
 from ..config import MERGE_MAX_MEMORY, QUERY_TYPE, SPILLABLE_MAP_PATH, HoodieConfig
 from ..errors import HoodieConfigError
-from ..io.base_file import META_COLUMNS, read_base_file, read_footer
+from ..io.base_file import META_COLUMNS, read_base_file, read_footer, utf16_sort_bytes
+from ..io.conform import conform
 from ..keygen import partition_values
 from ..storage import Storage
 from ..table.fs_view import FileSlice
@@ -28,7 +29,6 @@ from .merged_slice import (
     LogVisibility,
     MergeConfig,
     SliceSpec,
-    conform_to,
     log_visibility,
     merge_config,
     read_merged_slice,
@@ -90,17 +90,12 @@ def _partition_matches(partition: str, plan_args: dict, predicates: list[Predica
     return expression is None or row.filter(expression).num_rows > 0
 
 
-def _utf16(value: str) -> bytes:
-    """Java orders record keys by UTF-16 code units; big-endian UTF-16 bytes sort the same way."""
-    return value.encode("utf-16-be", "surrogatepass")
-
-
 def _file_may_hold(storage: Storage, path: str, keys: set[str]) -> bool:
     footer = read_footer(storage, path)
     if footer.min_record_key is None or footer.max_record_key is None:
         return True
-    low, high = _utf16(footer.min_record_key), _utf16(footer.max_record_key)
-    return any(low <= _utf16(k) <= high for k in keys)
+    low, high = utf16_sort_bytes(footer.min_record_key), utf16_sort_bytes(footer.max_record_key)
+    return any(low <= utf16_sort_bytes(k) <= high for k in keys)
 
 
 def _key_field(table: HoodieTable, schema: pa.Schema) -> str | None:
@@ -188,7 +183,7 @@ def read_split(plan: ReadPlan, split: Split) -> list[pa.Table]:
     out = []
     for path, partition in split.files:
         data = read_base_file(plan.storage, path)
-        table = conform_to(data.select([c for c in read_schema.names if c in data.column_names]), read_schema,
+        table = conform(data.select([c for c in read_schema.names if c in data.column_names]), read_schema,
                            _restore(plan, partition))
         if expression is not None:
             table = table.filter(expression)

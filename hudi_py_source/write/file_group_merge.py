@@ -30,13 +30,14 @@ from ..config import (
     SPILLABLE_MAP_PATH,
 )
 from ..io.base_file import META_COLUMNS, BaseFileWriter, with_meta_columns
+from ..io.conform import conform
 from ..merge.payload import drop_soft_deletes, merge_with_stored
 from ..merge.spillable_map import SpillableRecordMap
 from ..table.file_names import make_base_file_name
 from ..table.partition_metadata import write_partition_metadata
 from .job import WriteJob
 from .markers import WriteMarkers
-from .new_file_groups import KEY_COLUMN, PATH_COLUMN, meta_fields_avro_json, meta_schema
+from .new_file_groups import KEY_COLUMN, PATH_COLUMN, base_file_write_stat, meta_fields_avro_json, meta_schema
 
 DELETE_COLUMN = "__pyhudi_delete"
 STREAM_ROWS = 65536
@@ -100,7 +101,7 @@ def _copy_stored(job: WriteJob, rows: pa.Table, file_name: str) -> pa.Table:
     """Stored rows keep their commit time and sequence number; only the file name changes."""
     out = rows.select(META_COLUMNS + job.schema.names)
     index = out.schema.get_field_index("_hoodie_file_name")
-    return out.set_column(index, "_hoodie_file_name", pa.array([file_name] * out.num_rows, pa.string()))
+    return out.set_column(index, "_hoodie_file_name", pa.repeat(pa.scalar(file_name, pa.string()), out.num_rows))
 
 
 def _stored_batches(job: WriteJob, path: str):
@@ -111,16 +112,7 @@ def _stored_batches(job: WriteJob, path: str):
 
 def _conform_stored(job: WriteJob, stored: pa.Table) -> pa.Table:
     """Old files may predate columns added since; they read back as nulls."""
-    columns = []
-    schema = meta_schema(job.schema)
-    for field in schema:
-        idx = stored.schema.get_field_index(field.name)
-        if idx < 0:
-            columns.append(pa.nulls(stored.num_rows, field.type))
-        else:
-            column = stored.column(idx)
-            columns.append(column if column.type.equals(field.type) else column.cast(field.type))
-    table = pa.Table.from_arrays(columns, schema=schema)
+    table = conform(stored, meta_schema(job.schema))
     return table.append_column(KEY_COLUMN, table.column("_hoodie_record_key"))
 
 
@@ -184,18 +176,6 @@ def write_file_group(job: WriteJob, target: Target, incoming: pa.Table, token: s
                 _write_inserts(job, target, rest, writer, file_name, task_id, counts)
     stats = writer.close()
     elapsed = int((time.monotonic() - started) * 1000)
-    return {
-        "fileId": target.file_id,
-        "path": rel_path,
-        "prevCommit": target.base_instant or "null",
-        "numWrites": stats.num_rows,
-        "numDeletes": counts.deleted,
-        "numUpdateWrites": counts.updated,
-        "numInserts": counts.inserted,
-        "totalWriteBytes": stats.file_size,
-        "totalWriteErrors": 0,
-        "partitionPath": target.partition_path,
-        "fileSizeInBytes": stats.file_size,
-        "runtimeStats": {"totalScanTime": 0, "totalUpsertTime": elapsed if target.base_path else 0,
-                         "totalCreateTime": 0 if target.base_path else elapsed},
-    }
+    return base_file_write_stat(target.file_id, target.partition_path, rel_path, target.base_instant,
+                                stats.num_rows, stats.file_size, elapsed, counts.inserted, counts.updated,
+                                counts.deleted)

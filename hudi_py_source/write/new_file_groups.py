@@ -30,12 +30,12 @@ from ..config import (
 )
 from ..io.avro_schema import meta_fields_avro, to_json
 from ..io.base_file import META_COLUMNS, BaseFileWriter, with_meta_columns
+from ..io.conform import conform
 from ..keygen import KeyGenerator, key_generator
 from ..table.file_names import make_base_file_name, new_file_id
 from ..table.partition_metadata import write_partition_metadata
 from .job import TaskResult, WriteJob
 from .markers import WriteMarkers
-from .schema_evolution import conform
 
 KEY_COLUMN = "__pyhudi_record_key"
 PATH_COLUMN = "__pyhudi_partition_path"
@@ -107,8 +107,8 @@ class _PartitionFile:
     def close(self) -> dict:
         stats = self.writer.close()
         elapsed_ms = int((time.monotonic() - self.started) * 1000)
-        return new_file_write_stat(self.file_id, self.partition, self.rel_path, stats.num_rows,
-                                   stats.file_size, elapsed_ms)
+        return base_file_write_stat(self.file_id, self.partition, self.rel_path, None, stats.num_rows,
+                                    stats.file_size, elapsed_ms, inserts=stats.num_rows)
 
 
 def meta_fields_avro_json(avro_schema_json: str) -> str:
@@ -116,22 +116,25 @@ def meta_fields_avro_json(avro_schema_json: str) -> str:
     return to_json(meta_fields_avro(json.loads(avro_schema_json)))
 
 
-def new_file_write_stat(file_id: str, partition: str, rel_path: str, rows: int, size: int,
-                        create_ms: int) -> dict:
-    """A HoodieWriteStat (as its JSON field names) for a freshly created base file."""
+def base_file_write_stat(file_id: str, partition: str, rel_path: str, prev_commit: str | None, rows: int,
+                         size: int, elapsed_ms: int, inserts: int, updates: int = 0, deletes: int = 0) -> dict:
+    """A HoodieWriteStat (as its JSON field names) for a written base file; a new file group (no previous
+    commit) counts its time as create time, a merged one as upsert time."""
+    merged = prev_commit is not None
     return {
         "fileId": file_id,
         "path": rel_path,
-        "prevCommit": "null",
+        "prevCommit": prev_commit or "null",
         "numWrites": rows,
-        "numDeletes": 0,
-        "numUpdateWrites": 0,
-        "numInserts": rows,
+        "numDeletes": deletes,
+        "numUpdateWrites": updates,
+        "numInserts": inserts,
         "totalWriteBytes": size,
         "totalWriteErrors": 0,
         "partitionPath": partition,
         "fileSizeInBytes": size,
-        "runtimeStats": {"totalScanTime": 0, "totalUpsertTime": 0, "totalCreateTime": create_ms},
+        "runtimeStats": {"totalScanTime": 0, "totalUpsertTime": elapsed_ms if merged else 0,
+                         "totalCreateTime": 0 if merged else elapsed_ms},
     }
 
 

@@ -91,17 +91,3 @@ def evolve_schema(table_schema: pa.Schema | None, incoming: pa.Schema, reconcile
 
 def _describe(schema: pa.Schema) -> str:
     return "(" + ", ".join(f"{f.name}: {f.type}" for f in schema) + ")"
-
-
-def conform(batch: pa.RecordBatch | pa.Table, schema: pa.Schema) -> pa.Table:
-    """Cast a batch to the write schema, adding null columns the batch lacks, in schema order."""
-    table = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
-    columns = []
-    for field in schema:
-        idx = table.schema.get_field_index(field.name)
-        if idx < 0:
-            columns.append(pa.nulls(table.num_rows, field.type))
-            continue
-        column = table.column(idx)
-        columns.append(column if column.type.equals(field.type) else column.cast(field.type))
-    return pa.Table.from_arrays(columns, schema=schema)

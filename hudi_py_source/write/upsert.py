@@ -30,8 +30,8 @@ from ..config import (
     RECORD_SIZE_ESTIMATION_THRESHOLD,
     SIMPLE_UPDATE_PARTITION_PATH,
 )
-from ..errors import HoodieError
 from ..index.tagging import candidates_from_slices, partition_moves, tag
+from ..io.conform import conform
 from ..keygen import key_generator
 from ..merge.payload import dedupe
 from ..table.file_names import write_token
@@ -42,7 +42,6 @@ from .file_group_merge import DELETE_COLUMN, Target, write_file_group
 from .job import WriteJob
 from .log_append import append_file_group
 from .new_file_groups import KEY_COLUMN, PATH_COLUMN, keyed
-from .schema_evolution import conform
 
 FILE_ID_COLUMN = "__pyhudi_file_id"
 GLOBAL_INDEXES = frozenset({"GLOBAL_BLOOM", "GLOBAL_SIMPLE"})
@@ -181,7 +180,7 @@ def insert_profile(rows: pa.Table) -> tuple[dict[str, int], set[tuple[str, str]]
     distinct = inserts.group_by([PATH_COLUMN, KEY_COLUMN]).aggregate([])
     counts = distinct.group_by([PATH_COLUMN]).aggregate([([], "count_all")])
     per_partition = dict(zip(counts.column(PATH_COLUMN).to_pylist(), counts.column("count_all").to_pylist()))
-    tagged = rows.filter(pc.invert(untagged))
+    tagged = rows.filter(pc.invert(untagged)).group_by([PATH_COLUMN, FILE_ID_COLUMN]).aggregate([])
     updated = set(zip(tagged.column(PATH_COLUMN).to_pylist(), tagged.column(FILE_ID_COLUMN).to_pylist()))
     return per_partition, updated
 
@@ -238,35 +237,27 @@ def group_targets(job: WriteJob, table: HoodieTable, rows: pa.Table,
     bases = {(s.partition_path, s.file_id): s for s in table.fs_view().latest_file_slices(as_of=job.as_of)} \
         if job.as_of else {}
     if takes_inserts is None and job.merge_on_read:
-        takes_inserts = _small_file_groups(job, table, sorted(set(rows.column(PATH_COLUMN).to_pylist())))
-    composite = pc.binary_join_element_wise(rows.column(PATH_COLUMN), rows.column(FILE_ID_COLUMN), "\x00")
-    order = pc.sort_indices(composite)
-    rows, composite = rows.take(order), composite.take(order)
+        takes_inserts = _small_file_groups(job, table, sorted(pc.unique(rows.column(PATH_COLUMN)).to_pylist()))
+    by_target = [(PATH_COLUMN, "ascending"), (FILE_ID_COLUMN, "ascending")]
+    rows = rows.sort_by(by_target)
+    sizes = rows.group_by([PATH_COLUMN, FILE_ID_COLUMN]).aggregate([([], "count_all")]).sort_by(by_target)
     groups = []
-    values = composite.to_numpy(zero_copy_only=False)
-    boundaries = np.flatnonzero(values[1:] != values[:-1]) + 1
-    starts = np.concatenate([[0], boundaries]) if len(values) else np.zeros(0, dtype=np.int64)
-    ends = np.concatenate([boundaries, [len(values)]]) if len(values) else np.zeros(0, dtype=np.int64)
-    for start, end in zip(starts, ends):
-        partition, file_id = str(values[start]).split("\x00", 1)
+    start = 0
+    for partition, file_id, size in zip(sizes.column(PATH_COLUMN).to_pylist(), sizes.column(FILE_ID_COLUMN).to_pylist(),
+                                        sizes.column("count_all").to_pylist()):
         target = _target(job, partition, file_id, bases.get((partition, file_id)), takes_inserts or set())
-        groups.append((target, rows.slice(start, end - start).drop_columns([FILE_ID_COLUMN])))
+        groups.append((target, rows.slice(start, size).drop_columns([FILE_ID_COLUMN])))
+        start += size
     return groups
 
 
-def write_group(job: WriteJob, target: Target, rows: pa.Table, token: str, task_id: int) -> dict:
-    """One file group's new version from all its records (combined across tasks first)."""
-    if target.appends:
-        raise HoodieError(f"file group {target.file_id} in {target.partition_path!r} takes log blocks on this "
-                          f"merge-on-read table; write it with write_group_stats")
-    return write_file_group(job, target, combine(job, rows, placed=True), token, task_id)
-
-
 def write_group_stats(job: WriteJob, target: Target, rows: pa.Table, token: str, task_id: int) -> list[dict]:
-    """The write stats of one file group's writing: a new base file, or new log files of its slice."""
+    """The write stats of one file group's writing, from all its records combined across tasks: a new base
+    file, or new log files of its slice."""
+    rows = combine(job, rows, placed=True)
     if target.appends:
-        return append_file_group(job, target, combine(job, rows, placed=True), token, task_id)
-    return [write_group(job, target, rows, token, task_id)]
+        return append_file_group(job, target, rows, token, task_id)
+    return [write_file_group(job, target, rows, token, task_id)]
 
 
 def _write_one(args: tuple[WriteJob, Target, pa.Table, str, int]) -> list[dict]:
