@@ -276,6 +276,140 @@ DATA_SKIPPING = define(
 QUERY_TYPE = define("hoodie.datasource.query.type", "snapshot", str, "Query type.",
                     choices=("snapshot", "read_optimized", "incremental"))
 
+# --- compaction (merge-on-read) -----------------------------------------------------------------
+COMPACT_INLINE = define("hoodie.compact.inline", False, bool,
+                        "Schedule and run a compaction after a delta commit once the trigger strategy says so.")
+COMPACT_SCHEDULE_INLINE = define("hoodie.compact.schedule.inline", False, bool,
+                                 "Only schedule a compaction plan after a delta commit; run it later.")
+COMPACT_TRIGGER_STRATEGY = define(
+    "hoodie.compact.inline.trigger.strategy", "NUM_COMMITS", str, "When inline compaction triggers.",
+    choices=("NUM_COMMITS", "NUM_COMMITS_AFTER_LAST_REQUEST", "TIME_ELAPSED", "NUM_AND_TIME", "NUM_OR_TIME"))
+COMPACT_MAX_DELTA_COMMITS = define("hoodie.compact.inline.max.delta.commits", 5, int,
+                                   "Delta commits since the last compaction that trigger the next.",
+                                   validate=_positive)
+COMPACT_MAX_DELTA_SECONDS = define("hoodie.compact.inline.max.delta.seconds", 3600, int,
+                                   "Seconds since the last compaction that trigger the next.", validate=_positive)
+COMPACTION_TARGET_IO = define("hoodie.compaction.target.io", 512000, int,
+                              "MB of IO a compaction plan may spend (base + logs read, base written).",
+                              validate=_positive)
+COMPACTION_LOGFILE_SIZE_THRESHOLD = define("hoodie.compaction.logfile.size.threshold", 0, int,
+                                           "Slices whose log files total fewer bytes are not compacted.",
+                                           validate=_non_negative)
+MERGE_SMALL_FILE_GROUP_CANDIDATES = define(
+    "hoodie.merge.small.file.group.candidates.limit", 1, int,
+    "MOR: how many small file groups with logs may take inserts per partition.", validate=_non_negative)
+
+# --- cleaning ------------------------------------------------------------------------------------
+CLEAN_AUTOMATIC = define("hoodie.clean.automatic", True, bool, "Clean after every commit.")
+CLEAN_ASYNC = define("hoodie.clean.async", False, bool, "Clean asynchronously; pyhudi cleans inline.")
+CLEANER_POLICY = define("hoodie.cleaner.policy", "KEEP_LATEST_COMMITS", str, "Which file versions to keep.",
+                        choices=("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS"))
+CLEANER_COMMITS_RETAINED = define("hoodie.cleaner.commits.retained", 10, int,
+                                  "KEEP_LATEST_COMMITS: commits whose file versions stay readable.",
+                                  validate=_positive)
+CLEANER_FILE_VERSIONS_RETAINED = define("hoodie.cleaner.fileversions.retained", 3, int,
+                                        "KEEP_LATEST_FILE_VERSIONS: versions kept per file group.",
+                                        validate=_positive)
+CLEANER_HOURS_RETAINED = define("hoodie.cleaner.hours.retained", 24, int,
+                                "KEEP_LATEST_BY_HOURS: hours of file versions kept.", validate=_positive)
+CLEAN_TRIGGER_STRATEGY = define("hoodie.clean.trigger.strategy", "NUM_COMMITS", str,
+                                "When automatic cleaning runs.", choices=("NUM_COMMITS",))
+CLEAN_MAX_COMMITS = define("hoodie.clean.max.commits", 1, int,
+                           "Commits since the last clean that trigger the next.", validate=_positive)
+CLEANER_INCREMENTAL_MODE = define("hoodie.cleaner.incremental.mode", True, bool,
+                                  "Plan cleans from the partitions touched since the last clean.")
+
+# --- archival ------------------------------------------------------------------------------------
+ARCHIVE_AUTOMATIC = define("hoodie.archive.automatic", True, bool, "Archive after every commit.")
+KEEP_MIN_COMMITS = define("hoodie.keep.min.commits", 20, int,
+                          "Instants left on the active timeline by archival; must exceed the cleaner's retention.",
+                          validate=_positive)
+KEEP_MAX_COMMITS = define("hoodie.keep.max.commits", 30, int,
+                          "Active timeline size that triggers archival.", validate=_positive)
+ARCHIVAL_BATCH = define("hoodie.commits.archival.batch", 10, int,
+                        "Archived instants per Avro block of the archive log.", validate=_positive)
+ARCHIVE_BEYOND_SAVEPOINT = define("hoodie.archive.beyond.savepoint", False, bool,
+                                  "Archive instants past the earliest savepoint (the savepoint itself stays).")
+ARCHIVE_MERGE_ENABLE = define("hoodie.archive.merge.enable", False, bool, "Merge small archive files.")
+ARCHIVE_MERGE_SMALL_FILE_LIMIT = define("hoodie.archive.merge.small.file.limit.bytes", 20971520, int,
+                                        "Archive files below this size are merged.", validate=_positive)
+ARCHIVE_MERGE_FILES_BATCH = define("hoodie.archive.merge.files.batch.size", 10, int,
+                                   "Small archive files needed before a merge.", validate=_positive)
+
+# --- clustering ----------------------------------------------------------------------------------
+CLUSTERING_INLINE = define("hoodie.clustering.inline", False, bool, "Cluster inline after N commits.")
+CLUSTERING_INLINE_MAX_COMMITS = define("hoodie.clustering.inline.max.commits", 4, int,
+                                       "Commits since the last clustering that trigger the next.",
+                                       validate=_positive)
+CLUSTERING_SCHEDULE_INLINE = define("hoodie.clustering.schedule.inline", False, bool,
+                                    "Only schedule a clustering plan inline; run it later.")
+CLUSTERING_SMALL_FILE_LIMIT = define("hoodie.clustering.plan.strategy.small.file.limit", 314572800, int,
+                                     "Base files below this size are clustering candidates.",
+                                     validate=_positive)
+CLUSTERING_TARGET_FILE_MAX_BYTES = define("hoodie.clustering.plan.strategy.target.file.max.bytes",
+                                          1073741824, int, "Target size of clustered files.",
+                                          validate=_positive)
+CLUSTERING_MAX_NUM_GROUPS = define("hoodie.clustering.plan.strategy.max.num.groups", 30, int,
+                                   "Clustering groups per plan.", validate=_positive)
+CLUSTERING_MAX_BYTES_PER_GROUP = define("hoodie.clustering.plan.strategy.max.bytes.per.group",
+                                        2147483648, int, "Bytes of input files per clustering group.",
+                                        validate=_positive)
+CLUSTERING_SORT_COLUMNS = define("hoodie.clustering.plan.strategy.sort.columns", "", str,
+                                 "Columns the clustered files are sorted by.")
+CLUSTERING_UPDATES_STRATEGY = define(
+    "hoodie.clustering.updates.strategy",
+    "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy", str,
+    "What an upsert does to file groups under pending clustering.",
+    choices=("org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy",
+             "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy"))
+CLUSTERING_PRESERVE_COMMIT_METADATA = define("hoodie.clustering.preserve.commit.metadata", True, bool,
+                                             "Keep records' _hoodie_commit_time when clustering.")
+
+# --- commit callbacks ----------------------------------------------------------------------------
+CALLBACK_ON = define("hoodie.write.commit.callback.on", False, bool, "Notify after every commit.")
+CALLBACK_CLASS = define("hoodie.write.commit.callback.class",
+                        "org.apache.hudi.callback.impl.HoodieWriteCommitHttpCallback", str,
+                        "Callback: Hudi's HTTP or Kafka class name, or a dotted Python path to a class.")
+CALLBACK_HTTP_URL = define("hoodie.write.commit.callback.http.url", None, str, "URL the HTTP callback posts to.")
+CALLBACK_HTTP_API_KEY = define("hoodie.write.commit.callback.http.api.key", "hudi_write_commit_http_callback",
+                               str, "Value of the HTTP callback's HUDI-CALLBACK-KEY header.")
+CALLBACK_HTTP_TIMEOUT = define("hoodie.write.commit.callback.http.timeout.seconds", 30, int,
+                               "HTTP callback timeout.", validate=_positive)
+CALLBACK_HTTP_CUSTOM_HEADERS = define("hoodie.write.commit.callback.http.custom.headers", "", str,
+                                      "Extra HTTP headers: 'name1:value1;name2:value2'.")
+CALLBACK_KAFKA_SERVERS = define("hoodie.write.commit.callback.kafka.bootstrap.servers", None, str,
+                                "Kafka brokers of the Kafka callback.")
+CALLBACK_KAFKA_TOPIC = define("hoodie.write.commit.callback.kafka.topic", None, str, "Kafka topic.")
+CALLBACK_KAFKA_PARTITION = define("hoodie.write.commit.callback.kafka.partition", None, int, "Kafka partition.")
+CALLBACK_KAFKA_ACKS = define("hoodie.write.commit.callback.kafka.acks", "all", str, "Kafka producer acks.")
+CALLBACK_KAFKA_RETRIES = define("hoodie.write.commit.callback.kafka.retries", 3, int, "Kafka producer retries.",
+                                validate=_non_negative)
+
+# --- incremental and time-travel reads -----------------------------------------------------------
+READ_BEGIN_INSTANT = define("hoodie.datasource.read.begin.instanttime", None, str,
+                            "Incremental query: records of commits after this instant.")
+READ_END_INSTANT = define("hoodie.datasource.read.end.instanttime", None, str,
+                          "Incremental query: records of commits up to this instant (default: latest).")
+INCR_FALLBACK_FULL_SCAN = define("hoodie.datasource.read.incr.fallback.fulltablescan.enable", False, bool,
+                                 "Incremental query over cleaned files: scan the table instead of failing.")
+AS_OF_INSTANT = define("as.of.instant", None, str, "Time travel: read the table as of this instant.")
+
+# --- catalog sync --------------------------------------------------------------------------------
+HIVE_SYNC_ENABLE = define("hoodie.datasource.hive_sync.enable", False, bool,
+                          "Register or update the table in the catalog after each commit.",
+                          alternatives=("hoodie.datasource.meta.sync.enable",))
+HIVE_SYNC_DATABASE = define("hoodie.datasource.hive_sync.database", "default", str, "Catalog database.")
+HIVE_SYNC_TABLE = define("hoodie.datasource.hive_sync.table", "unknown", str, "Catalog table name.")
+HIVE_SYNC_PARTITION_FIELDS = define("hoodie.datasource.hive_sync.partition_fields", "", str,
+                                    "Partition columns in the catalog.")
+HIVE_SYNC_MODE = define("hoodie.datasource.hive_sync.mode", None, str, "How to reach the metastore.",
+                        choices=("hms", "jdbc", "hiveql"))
+
+# --- streaming -----------------------------------------------------------------------------------
+STREAMING_CHECKPOINT_ID = define("hoodie.datasource.write.streaming.checkpoint.identifier",
+                                 "default_single_writer", str,
+                                 "Writer id under which a streaming sink keeps its batch id in commit metadata.")
+
 # --- keys Hudi accepts and pyhudi ignores on purpose --------------------------------------------
 IGNORED_KEYS = frozenset(
     {

@@ -46,6 +46,7 @@ from .job import MERGE_OPERATIONS, NEW_FILE_OPERATIONS, TaskResult, WriteJob
 from .log_append import logs_of_append_marker
 from .markers import WriteMarkers
 from .new_file_groups import collect_partitions, write_new_file_groups
+from .post_commit import run_post_commit
 from .rollback import last_instant_time, rollback_failed_writes, rollback_instant
 from .schema_evolution import evolve_schema
 from .upsert import prepare_rows, tag_rows, write_targets
@@ -283,6 +284,7 @@ def commit_write(job: WriteJob, results: list[TaskResult]) -> str:
     inflight = Instant(job.instant_time, job.action, "INFLIGHT")
     table.timeline.complete(inflight, metadata.to_json())
     WriteMarkers(job.storage, job.instant_time).delete_all()
+    run_post_commit(job.storage, job.config, job.instant_time, job.action, metadata)
     return job.instant_time
 
 
