@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from .read.predicates import Predicate
-from .read.snapshot import read_table
+from .read.snapshot import ReadPlan, plan_read, read_table
 from .storage import Storage
 from .table.file_names import write_token
 from .table.hoodie_table import HoodieTable
@@ -55,6 +55,20 @@ class Table:
              columns: list[str] | None = None, as_of: str | None = None) -> pa.Table:
         """Snapshot (or read-optimized) rows with the meta columns first, as Hudi returns them."""
         return read_table(self.storage, options, filters, columns, as_of)
+
+    def read_incremental(self, begin: str, end: str | None = None, options: dict[str, Any] | None = None,
+                         filters: list[Predicate] | None = None, columns: list[str] | None = None) -> pa.Table:
+        """Records written by the commits in (begin, end] (end: the latest commit), Hudi's incremental query."""
+        incremental = {**(options or {}), "hoodie.datasource.query.type": "incremental",
+                       "hoodie.datasource.read.begin.instanttime": begin}
+        if end is not None:
+            incremental["hoodie.datasource.read.end.instanttime"] = end
+        return read_table(self.storage, incremental, filters, columns)
+
+    def plan(self, options: dict[str, Any] | None = None, filters: list[Predicate] | None = None,
+             as_of: str | None = None) -> ReadPlan:
+        """The read plan without reading: `plan(...).files` / `.explain()` show which files a query reads."""
+        return plan_read(self.storage, options, filters, as_of)
 
     def hoodie_table(self) -> HoodieTable:
         return HoodieTable.load(self.storage)

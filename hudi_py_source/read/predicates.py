@@ -61,8 +61,7 @@ def to_expression(predicate: Predicate, schema: pa.Schema) -> pc.Expression:
     if op == "not_null":
         return field.is_valid()
     if op == "in":
-        values = pa.array(list(predicate.value), type=pa.infer_type(list(predicate.value))).cast(field_type)
-        return field.isin(values)
+        return _in_expression(field, predicate.value, field_type)
     if op == "starts_with":
         return pc.starts_with(field, pattern=predicate.value)
     if op == "ends_with":
@@ -73,6 +72,16 @@ def to_expression(predicate: Predicate, schema: pa.Schema) -> pc.Expression:
     return {
         "=": field == value, "<": field < value, "<=": field <= value, ">": field > value, ">=": field >= value,
     }[op]
+
+
+def _in_expression(field: pc.Expression, values: Any, field_type: pa.DataType) -> pc.Expression:
+    """SQL's IN: null for a null input, and null rather than false when the list holds a null, so
+    that NOT IN keeps exactly the rows SQL keeps (pyarrow's isin alone answers false for both)."""
+    present = [v for v in values if v is not None]
+    listed = pa.array(present, type=pa.infer_type(present) if present else field_type).cast(field_type)
+    unknown = pa.scalar(None, pa.bool_())
+    miss = unknown if len(present) < len(list(values)) else pa.scalar(False)
+    return pc.if_else(field.is_null(), unknown, pc.if_else(field.isin(listed), pa.scalar(True), miss))
 
 
 def conjunction(predicates: list[Predicate], schema: pa.Schema) -> pc.Expression | None:

@@ -1,8 +1,10 @@
 """Snapshot and read-optimized queries, planned once and read in splits.
 
-Planning pins the latest completed instant (or the one asked for), prunes partitions by the
-predicates on partition columns and files by the min/max record keys in their footers, then
-packs the surviving file slices into splits. A split is read independently (a Spark task).
+Planning pins the latest completed instant (or the one asked for with `as.of.instant`), prunes
+partitions by the predicates on partition columns and base files by their footers (min/max record
+keys and bloom filter for record-key lookups, row-group min/max statistics for comparisons on any
+column), then packs the surviving file slices into splits. A split is read independently (a Spark
+task). `ReadPlan.files` lists every file a plan reads.
 
 Merge-on-read snapshot queries merge each slice's log files into its base file
 (`merged_slice`); read-optimized queries read the base files only. A slice without log files is
@@ -17,14 +19,15 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..config import MERGE_MAX_MEMORY, QUERY_TYPE, SPILLABLE_MAP_PATH, HoodieConfig
+from ..config import AS_OF_INSTANT, MERGE_MAX_MEMORY, QUERY_TYPE, SPILLABLE_MAP_PATH, HoodieConfig
 from ..errors import HoodieConfigError
-from ..io.base_file import META_COLUMNS, read_base_file, read_footer, utf16_sort_bytes
+from ..io.base_file import META_COLUMNS, read_base_file
 from ..io.conform import conform
 from ..keygen import partition_values
 from ..storage import Storage
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
+from .file_pruning import may_match, read_footer_facts
 from .merged_slice import (
     LogVisibility,
     MergeConfig,
@@ -34,9 +37,14 @@ from .merged_slice import (
     read_merged_slice,
 )
 from .predicates import Predicate, conjunction, key_candidates, supports
+from .time_travel import format_query_instant
 
 SPLIT_BYTES = 128 * 1024 * 1024
 _PRUNABLE_KEYGENS = ("SimpleKeyGenerator", "ComplexKeyGenerator", "NonpartitionedKeyGenerator")
+# Key generators whose record key of a single key field is that field's plain value.
+_PLAIN_KEY_KEYGENS = ("SimpleKeyGenerator", "NonpartitionedKeyGenerator", "TimestampBasedKeyGenerator",
+                      "CustomKeyGenerator")
+RECORD_KEY_COLUMN = "_hoodie_record_key"
 
 
 @dataclass
@@ -62,12 +70,37 @@ class ReadPlan:
     columns: list[str] | None = None
     merge: MergeConfig | None = None
     visibility: LogVisibility | None = None
+    description: str = "snapshot"
 
     @property
     def output_schema(self) -> pa.Schema:
         if self.columns is None:
             return self.schema
         return pa.schema([self.schema.field(c) for c in self.columns])
+
+    @property
+    def files(self) -> list[str]:
+        """Every file the plan reads (base files, then each merged slice's base and logs), sorted."""
+        paths = [path for split in self.splits for path, _ in split.files]
+        for split in self.splits:
+            for spec in split.slices:
+                paths.extend(([spec.base_path] if spec.base_path else []) + list(spec.log_paths))
+        return sorted(paths)
+
+    def explain(self) -> str:
+        """A listing for people: the query, its filters and the files it reads out of those considered."""
+        filters = ", ".join(_describe(p) for p in self.predicates) or "none"
+        lines = [f"{self.description}; filters: {filters}",
+                 f"reads {len(self.files)} file(s) of {self.files_considered} file slice(s) considered:"]
+        return "\n".join(lines + [f"  {path}" for path in self.files])
+
+
+def _describe(predicate: Predicate) -> str:
+    if predicate.op == "not" and predicate.child is not None:
+        return f"NOT ({_describe(predicate.child)})"
+    if predicate.op in ("is_null", "not_null"):
+        return f"{predicate.column} {'IS NULL' if predicate.op == 'is_null' else 'IS NOT NULL'}"
+    return f"{predicate.column} {predicate.op} {predicate.value!r}"
 
 
 def full_schema(data_schema: pa.Schema) -> pa.Schema:
@@ -90,19 +123,37 @@ def _partition_matches(partition: str, plan_args: dict, predicates: list[Predica
     return expression is None or row.filter(expression).num_rows > 0
 
 
-def _file_may_hold(storage: Storage, path: str, keys: set[str]) -> bool:
-    footer = read_footer(storage, path)
-    if footer.min_record_key is None or footer.max_record_key is None:
-        return True
-    low, high = utf16_sort_bytes(footer.min_record_key), utf16_sort_bytes(footer.max_record_key)
-    return any(low <= utf16_sort_bytes(k) <= high for k in keys)
-
-
 def _key_field(table: HoodieTable, schema: pa.Schema) -> str | None:
+    """The data column whose value is the record key, when the key generator makes it so."""
     keys = table.props.record_key_fields
-    if len(keys) != 1 or schema.get_field_index(keys[0]) < 0:
+    keygen = table.props.keygen_class or "SimpleKeyGenerator"
+    if len(keys) != 1 or schema.get_field_index(keys[0]) < 0 or not keygen.endswith(_PLAIN_KEY_KEYGENS):
         return None
     return keys[0] if pa.types.is_string(schema.field(keys[0]).type) else None
+
+
+def record_key_candidates(table: HoodieTable, predicates: list[Predicate], schema: pa.Schema) -> set[str] | None:
+    """Keys a query pins, from the key column and from `_hoodie_record_key` (both must hold)."""
+    key_field = _key_field(table, schema)
+    found = [key_candidates(predicates, column) for column in (key_field, RECORD_KEY_COLUMN) if column]
+    pinned = [keys for keys in found if keys is not None]
+    return set.intersection(*pinned) if pinned else None
+
+
+def prune_slices(storage: Storage, slices: list[FileSlice], predicates: list[Predicate], schema: pa.Schema,
+                 keys: set[str] | None, merge_logs: bool) -> list[FileSlice]:
+    """Drop slices whose base file's footer proves no row can match; slices merged with logs stay."""
+    if keys is None and not predicates:
+        return slices
+    kept = []
+    for file_slice in slices:
+        if (merge_logs and file_slice.log_files) or file_slice.base_file is None:
+            kept.append(file_slice)
+            continue
+        facts = read_footer_facts(storage, file_slice.base_file.path)
+        if (keys is None or facts.may_hold_keys(keys)) and may_match(facts, predicates, schema):
+            kept.append(file_slice)
+    return kept
 
 
 def _slice_spec(file_slice: FileSlice) -> SliceSpec:
@@ -136,36 +187,50 @@ def _pack(storage: Storage, slices: list[FileSlice], merge_logs: bool = False) -
     return splits
 
 
-def plan_read(storage: Storage, options: dict | None = None, predicates: list[Predicate] | None = None,
-              as_of: str | None = None) -> ReadPlan:
-    cfg = HoodieConfig(options or {})
-    query_type = cfg.get(QUERY_TYPE)
-    if query_type == "incremental":
-        raise HoodieConfigError("hoodie.datasource.query.type=incremental is not supported yet")
-    table = HoodieTable.load(storage)
-    merge_logs = table.props.table_type == "MERGE_ON_READ" and query_type == "snapshot"
-    data_schema = table.schema(as_of) or pa.schema([])
-    schema = full_schema(data_schema)
-    usable = [p for p in predicates or [] if supports(p, schema)]
-    args = {
+def resolve_as_of(cfg: HoodieConfig, as_of: str | None) -> str | None:
+    """The time-travel instant of a read: the argument, else `as.of.instant`, in Hudi's formats."""
+    if as_of is not None:
+        return format_query_instant(as_of, "as_of")
+    option = cfg.get(AS_OF_INSTANT)
+    return format_query_instant(option) if option else None
+
+
+def partition_args(table: HoodieTable) -> dict:
+    return {
         "partition_fields": table.props.partition_fields,
         "hive_style": table.props.hive_style,
         "url_encoded": table.props.url_encode,
         "prunable": (table.props.keygen_class or "").endswith(_PRUNABLE_KEYGENS),
     }
+
+
+def plan_read(storage: Storage, options: dict | None = None, predicates: list[Predicate] | None = None,
+              as_of: str | None = None) -> ReadPlan:
+    """The plan of a snapshot, read-optimized or (with query.type=incremental) incremental query."""
+    cfg = HoodieConfig(options or {})
+    query_type = cfg.get(QUERY_TYPE)
+    if query_type == "incremental":
+        from .incremental import plan_incremental  # incremental planning builds on this module
+
+        return plan_incremental(storage, cfg, predicates or [])
+    as_of = resolve_as_of(cfg, as_of)
+    table = HoodieTable.load(storage)
+    merge_logs = table.props.table_type == "MERGE_ON_READ" and query_type == "snapshot"
+    data_schema = table.schema(as_of) or pa.schema([])
+    schema = full_schema(data_schema)
+    usable = [p for p in predicates or [] if supports(p, schema)]
+    args = partition_args(table)
     view = table.fs_view()
     slices: list[FileSlice] = []
     for partition in view.partitions():
         if _partition_matches(partition, args, usable, schema):
             slices.extend(view.latest_file_slices(partition, as_of=as_of))
     considered = len(slices)
-    key_field = _key_field(table, schema)
-    keys = key_candidates(usable, key_field) if key_field else None
-    if keys is not None:
-        slices = [s for s in slices if (merge_logs and s.log_files)
-                  or (s.base_file and _file_may_hold(storage, s.base_file.path, keys))]
+    keys = record_key_candidates(table, usable, schema)
+    slices = prune_slices(storage, slices, usable, schema, keys, merge_logs)
     plan = ReadPlan(storage, schema, args["partition_fields"], args["hive_style"], args["url_encoded"], usable,
-                    _pack(storage, slices, merge_logs), considered)
+                    _pack(storage, slices, merge_logs), considered,
+                    description=f"{query_type} query as of {as_of or 'the latest instant'}")
     if merge_logs:
         plan.merge = merge_config(table.props, cfg.get(MERGE_MAX_MEMORY), cfg.get(SPILLABLE_MAP_PATH))
         plan.visibility = log_visibility(table.timeline, as_of)

@@ -37,10 +37,10 @@ from pyspark.sql.datasource import (
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
-from ..config import DATA_SKIPPING, HoodieConfig
+from ..config import DATA_SKIPPING, QUERY_TYPE, HoodieConfig
 from ..errors import HoodieConfigError
-from ..read.predicates import Predicate, supports
-from ..read.snapshot import ReadPlan, Split, full_schema, plan_read, read_split
+from ..read.predicates import Predicate, supports, to_expression
+from ..read.snapshot import ReadPlan, Split, full_schema, plan_read, read_split, resolve_as_of
 from ..storage import Storage
 from ..table.file_names import write_token
 from ..table.hoodie_table import HoodieTable
@@ -109,8 +109,12 @@ class PyHudiDataSource(DataSource):
         return "pyhudi"
 
     def schema(self) -> StructType:
-        storage = _storage(dict(self.options))
-        data = HoodieTable.load(storage).schema()
+        """The table schema, as of `as.of.instant` for time travel (incremental reads use the latest)."""
+        options = dict(self.options)
+        storage = _storage(options)
+        cfg = HoodieConfig(_hoodie_options(options))
+        as_of = None if cfg.get(QUERY_TYPE) == "incremental" else resolve_as_of(cfg, None)
+        data = HoodieTable.load(storage).schema(as_of)
         if data is None:
             raise HoodieConfigError(f"the Hudi table at {storage.base_url} has no schema yet (no commit)")
         return spark_schema(full_schema(data))
@@ -148,8 +152,7 @@ class PyHudiReader(DataSourceReader):
 
     def partitions(self) -> list[InputPartition]:
         storage = _storage(self.options)
-        plan = plan_read(storage, _hoodie_options(self.options), self.predicates,
-                         self.options.get("as.of.instant"))
+        plan = plan_read(storage, _hoodie_options(self.options), self.predicates)
         names = self.arrow_schema.names
         plan.columns = names if names != plan.schema.names else None
         return [HudiInputPartition(plan, split) for split in plan.splits] or [
@@ -173,10 +176,30 @@ class PyHudiPruningReader(PyHudiReader):
         """Keep the filters the core applies exactly; hand every other back to Spark."""
         for f in filters:
             predicate = to_predicate(f)
-            if predicate is not None and supports(predicate, self.arrow_schema):
+            if predicate is not None and applies_exactly(predicate, self.arrow_schema):
                 self.predicates.append(predicate)
             else:
                 yield f
+
+
+def applies_exactly(predicate: Predicate, schema: pa.Schema) -> bool:
+    """Whether the core's result for the predicate is Spark's, row for row.
+
+    Floating-point columns are left to Spark (Spark orders NaN above every number and NaN = NaN,
+    Arrow compares NaN false), and so are timestamps (the zone of the Python value Spark hands over
+    is not pinned down); so is any value Arrow cannot cast to the column's type.
+    """
+    if not supports(predicate, schema):
+        return False
+    columns = predicate.columns()
+    if any(pa.types.is_floating(schema.field(c).type) or pa.types.is_timestamp(schema.field(c).type)
+           for c in columns):
+        return False
+    try:
+        to_expression(predicate, schema)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError):
+        return False
+    return True
 
 
 @dataclass

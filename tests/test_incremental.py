@@ -1,0 +1,133 @@
+"""Incremental queries on COPY_ON_WRITE and MERGE_ON_READ against a dict model, and the cleaned-range error."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from test_cow_operations import DATA_COLUMNS, options, rows
+
+from hudi_py_source import Predicate, Table
+from hudi_py_source.errors import HoodieConfigError
+from hudi_py_source.read.incremental import HoodieIncrementalRangeError
+from hudi_py_source.timeline.avro_models import serialize
+
+# (operation, ids, version): inserts, upserts over earlier keys, deletes, upserts after deletes.
+STEPS = [
+    ("insert", range(0, 12), 1),
+    ("upsert", range(6, 18), 2),
+    ("delete", range(0, 4), 3),
+    ("upsert", range(2, 8), 4),
+    ("upsert", range(16, 20), 5),
+]
+
+
+def write_steps(url: str, table_type: str) -> tuple[list[str], list[dict[str, tuple[str, dict]]]]:
+    """The instants, and after each one the model: key -> (commit time, data row)."""
+    table, model, instants, states = Table(url), {}, [], []
+    for operation, ids, version in STEPS:
+        opts = {**options("simple_hive", operation), "hoodie.datasource.write.table.type": table_type}
+        data = rows(ids, version)
+        instant = table.write(data, opts)
+        for row in data.to_pylist():
+            if operation == "delete":
+                model.pop(row["id"], None)
+            else:
+                model[row["id"]] = (instant, row)
+        instants.append(instant)
+        states.append(dict(model))
+    return instants, states
+
+
+def expected(states: list[dict], instants: list[str], begin: str, end: str) -> list[tuple[str, str, dict]]:
+    at_end = states[max(i for i, t in enumerate(instants) if t <= end)]
+    return sorted((key, commit, row) for key, (commit, row) in at_end.items() if begin < commit <= end)
+
+
+def got(result) -> list[tuple[str, str, dict]]:
+    return sorted((r["id"], r["_hoodie_commit_time"], {c: r[c] for c in DATA_COLUMNS}) for r in result.to_pylist())
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_every_range_matches_the_model(tmp_path, table_type: str) -> None:
+    url = str(tmp_path / "t")
+    instants, states = write_steps(url, table_type)
+    table = Table(url)
+    for b, begin in enumerate(["000", *instants]):
+        for end in instants[b:]:
+            assert got(table.read_incremental(begin, end)) == expected(states, instants, begin, end), (begin, end)
+    assert got(table.read_incremental(instants[1])) == expected(states, instants, instants[1], instants[-1])
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_options_filters_and_columns(tmp_path, table_type: str) -> None:
+    url = str(tmp_path / "t")
+    instants, states = write_steps(url, table_type)
+    opts = {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": instants[2]}
+    result = Table(url).read(opts, filters=[Predicate("=", "city", "sf")], columns=["id", "ts"])
+    assert result.column_names == ["id", "ts"]
+    model = expected(states, instants, instants[2], instants[-1])
+    want = [(k, row["ts"]) for k, _, row in model if row["city"] == "sf"]
+    assert sorted(zip(result.column("id").to_pylist(), result.column("ts").to_pylist())) == want
+
+
+def test_begin_instant_is_required(tmp_path) -> None:
+    url = str(tmp_path / "t")
+    Table(url).write(rows(range(3)), options("simple_hive", "insert"))
+    with pytest.raises(HoodieConfigError) as err:
+        Table(url).read({"hoodie.datasource.query.type": "incremental"})
+    assert str(err.value) == ("option hoodie.datasource.read.begin.instanttime is required: Incremental query: "
+                              "records of commits after this instant.")
+    with pytest.raises(HoodieConfigError) as err:
+        Table(url).read_incremental("2024-01-01")
+    assert str(err.value) == ("hoodie.datasource.read.begin.instanttime='2024-01-01' is not an instant time "
+                              "(yyyyMMddHHmmss[SSS])")
+
+
+def base_files_of(url: str, instant: str) -> list[str]:
+    return sorted(os.path.join(d, f) for d, _, fs in os.walk(url) for f in fs
+                  if f.endswith(f"_{instant}.parquet"))
+
+
+def write_clean(url: str, instant: str, earliest_retained: str) -> None:
+    """A completed clean instant the way Hudi's cleaner leaves it (only the fields readers use matter)."""
+    record = {"startCleanTime": instant, "timeTakenInMillis": 1, "totalFilesDeleted": 1,
+              "earliestCommitToRetain": earliest_retained, "lastCompletedCommitTimestamp": "",
+              "partitionMetadata": {}, "version": 2, "bootstrapPartitionMetadata": None}
+    with open(os.path.join(url, ".hoodie", f"{instant}.clean"), "wb") as f:
+        f.write(serialize("HoodieCleanMetadata", record))
+
+
+def test_cleaned_range_fails_naming_the_earliest_readable_instant(tmp_path) -> None:
+    url = str(tmp_path / "t")
+    opts = options("nonpartitioned", "upsert")
+    table = Table(url)
+    first = table.write(rows(range(0, 6)), opts)
+    second = table.write(rows(range(0, 3), 2), opts)
+    third = table.write(rows(range(3, 6), 3), opts)
+    (cleaned,) = base_files_of(url, second)
+    for path in base_files_of(url, first) + [cleaned]:
+        os.remove(path)
+    with pytest.raises(HoodieIncrementalRangeError) as err:
+        table.read_incremental("000", second)
+    assert err.value.earliest_begin == second
+    assert str(err.value) == (
+        f"incremental query over (000, {second}] cannot be answered: 1 file(s) written in the range were cleaned, "
+        f"e.g. {os.path.relpath(cleaned, url)} (written by commit {second}). The earliest instant from which this "
+        f"range can still be read is {second}: set hoodie.datasource.read.begin.instanttime={second} or later, or "
+        "hoodie.datasource.read.incr.fallback.fulltablescan.enable=true to scan the whole table instead")
+    assert [r["id"] for r in table.read_incremental(second, third).to_pylist()] == ["k0003", "k0004", "k0005"]
+
+    write_clean(url, f"{third}1", second)
+    with pytest.raises(HoodieIncrementalRangeError) as err:
+        table.read_incremental("000", third)
+    assert str(err.value) == (
+        f"incremental query over (000, {third}] cannot be answered: it starts before {second}, the earliest "
+        f"commit the last clean retained. The earliest instant from which this range can still be read is {first}: "
+        f"set hoodie.datasource.read.begin.instanttime={first} or later, or "
+        "hoodie.datasource.read.incr.fallback.fulltablescan.enable=true to scan the whole table instead")
+    assert sorted(r["id"] for r in table.read_incremental(first, third).to_pylist()) == [f"k{i:04d}" for i in range(6)]
+    fallback = table.read_incremental(
+        "000", second, {"hoodie.datasource.read.incr.fallback.fulltablescan.enable": "true"})
+    assert sorted((r["id"], r["_hoodie_commit_time"]) for r in fallback.to_pylist()) == [
+        (f"k{i:04d}", second) for i in range(3)]
