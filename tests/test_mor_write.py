@@ -172,7 +172,7 @@ def test_failed_delta_commit_is_rolled_back(tmp_path, index: str) -> None:
     storage = Storage(url)
     job = start_write(storage, mor_options("upsert", index), first.schema)
     staged = write_task(job, [rows(list(range(0, 12, 3)) + [40, 41], version=9)], "0-1-1", 0)
-    write_targets(job, [staged.staged_table()])  # the commit dies after writing its files
+    write_targets(job, [staged])  # the commit dies after writing its files
     failed_logs, failed_bases = log_files(url), base_files(url)
     assert failed_logs
 

@@ -169,7 +169,10 @@ class BaseFileWriter:
     """Streams one base file to storage, collecting the bloom filter and key range for its footer.
 
     Incoming batches are buffered into row groups of about `row_group_bytes` (estimated on-disk bytes),
-    since each pyarrow write call would otherwise become its own small row group.
+    since each pyarrow write call would otherwise become its own small row group. pyarrow buffers a row
+    group as Arrow data, not as encoded pages as Java's writer does, so well-compressing rows can take
+    many times the row-group size in memory: `max_buffer_bytes` caps that buffer (a merge passes its
+    memory bound), at the price of smaller row groups.
     """
 
     def __init__(
@@ -187,6 +190,7 @@ class BaseFileWriter:
         page_size: int = 1048576,
         dictionary: bool = True,
         avro_schema_json: str | None = None,
+        max_buffer_bytes: int | None = None,
     ) -> None:
         missing = [c for c in META_COLUMNS if c not in schema.names]
         if missing:
@@ -196,6 +200,7 @@ class BaseFileWriter:
         self.schema = schema
         self.avro_schema_json = avro_schema_json
         self.row_group_bytes = row_group_bytes
+        self.max_buffer_bytes = max_buffer_bytes
         self._bloom = new_bloom_filter(bloom_type, bloom_num_entries, bloom_fpp, bloom_dynamic_max_entries)
         self._min: str | None = None
         self._max: str | None = None
@@ -236,7 +241,8 @@ class BaseFileWriter:
         threshold = self.row_group_bytes if self._flushed_arrow_bytes else min(
             self.row_group_bytes, _FIRST_ROW_GROUP_BYTES
         )
-        if self._pending_bytes * self._ratio() >= threshold:
+        full = self.max_buffer_bytes is not None and self._pending_bytes >= self.max_buffer_bytes
+        if full or self._pending_bytes * self._ratio() >= threshold:
             self._flush()
 
     def _track_keys(self, keys: pa.ChunkedArray) -> None:

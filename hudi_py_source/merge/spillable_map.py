@@ -103,7 +103,7 @@ class SpillableRecordMap:
         hits: list[list[np.ndarray]] = [[] for _ in runs]
         for start in range(0, len(keys), _LOOKUP_ROWS):
             block = keys.slice(start, _LOOKUP_ROWS)
-            block_hashes = _hash64(block)
+            block_hashes = key_hash64(block)
             for run, run_hits in zip(runs, hits):
                 run_hits.append(self._matches(run, block, block_hashes)[1])
         found = []
@@ -119,7 +119,7 @@ class SpillableRecordMap:
         particular order."""
         if matched_keys is not None:
             keys = self._keys(matched_keys)
-            query_hashes = _hash64(keys)
+            query_hashes = key_hash64(keys)
             for run in self._all_runs():
                 run.matched[self._matches(run, keys, query_hashes)[1]] = True
         for run in self._all_runs():
@@ -156,7 +156,7 @@ class SpillableRecordMap:
     def _all_runs(self) -> list[_Run]:
         if self._pending and self._memory_run is None:
             table = pa.concat_tables(self._pending)
-            hashes = _hash64(table.column(self._key))
+            hashes = key_hash64(table.column(self._key))
             order = np.argsort(hashes, kind="stable")
             self._pending_matched = [np.concatenate(self._pending_matched)]
             self._memory_run = _Run(table, hashes[order], order, self._pending_matched[0])
@@ -165,7 +165,7 @@ class SpillableRecordMap:
     def _spill(self) -> None:
         """Write all in-memory rows as one hash-sorted run and drop them from memory."""
         table = pa.concat_tables(self._pending)
-        hashes = _hash64(table.column(self._key))
+        hashes = key_hash64(table.column(self._key))
         order = np.argsort(hashes, kind="stable")
         stem = os.path.join(self._dir, f"run-{len(self._runs):06d}")
         with pa.OSFile(stem + ".arrow", "wb") as sink, ipc.new_file(sink, self._schema) as writer:
@@ -205,7 +205,7 @@ def _piece_rows(table: pa.Table) -> int:
     return max(1024, int(table.num_rows * _PIECE_BYTES / max(table.nbytes, 1)))
 
 
-def _hash64(keys: pa.Array | pa.ChunkedArray) -> np.ndarray:
+def key_hash64(keys: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """A 64-bit hash of each key's UTF-8 bytes, computed column-wise in blocks to bound the temporaries."""
     chunks = keys.chunks if isinstance(keys, pa.ChunkedArray) else [keys]
     blocks = [_hash64_block(chunk.slice(start, _HASH_ROWS))

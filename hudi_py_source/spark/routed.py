@@ -2,7 +2,9 @@
 
 `df.write.format("pyhudi")` cannot ask Spark for a shuffle, so its merges run at commit. This path
 runs the same core steps as Spark jobs instead: tag in `mapInArrow`, plan the buckets on the driver
-from an aggregated profile, repartition by target file group, and merge in the executors. It uses
+from an aggregated profile, repartition by target file group, and merge in the executors, each task
+staging its records by target on local disk so that a merge holds about
+`hoodie.memory.merge.max.size` of them. It uses
 the same planning and merge functions as the data source, so both paths write identical tables.
 """
 
@@ -18,6 +20,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from ..config import SPILLABLE_MAP_PATH
 from ..storage import Storage
 from ..table.file_names import write_token
 from ..table.hoodie_table import HoodieTable
@@ -25,15 +28,16 @@ from ..write.client import abort_write, commit_write, start_write
 from ..write.file_group_merge import DELETE_COLUMN
 from ..write.job import TaskResult, WriteJob
 from ..write.new_file_groups import KEY_COLUMN, PATH_COLUMN
+from ..write.staging import TargetFiles
 from ..write.upsert import (
     FILE_ID_COLUMN,
     assign_inserts,
     empty_prepared,
     existing_groups_taking_inserts,
-    group_targets,
     insert_plan,
     prepare_rows,
     tag_rows,
+    targets_of,
     write_group_stats,
 )
 from .datasource import spark_schema
@@ -97,12 +101,14 @@ def write_routed(df: DataFrame, path: str, options: dict[str, Any], mode: str = 
             .repartition(slots, PATH_COLUMN, FILE_ID_COLUMN).sortWithinPartitions(PATH_COLUMN, FILE_ID_COLUMN)
 
         def write_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            rows = pa.Table.from_batches(list(batches), schema=schema)
             token, task_id = _token()
-            table = HoodieTable.load(job.storage)
-            groups = group_targets(job, table, rows, takes_inserts) if rows.num_rows else []
-            stats = [json.dumps(stat) for target, group in groups
-                     for stat in write_group_stats(job, target, group, token, task_id)]
+            with TargetFiles(job.config.get(SPILLABLE_MAP_PATH)) as staging:
+                for batch in batches:
+                    staging.add(pa.Table.from_batches([batch], schema=schema))
+                files = staging.finish()
+                targets = targets_of(job, HoodieTable.load(job.storage), files, takes_inserts) if files else []
+                stats = [json.dumps(stat) for target in targets for stat in write_group_stats(
+                    job, target, files[(target.partition_path, target.file_id)], token, task_id)]
             yield pa.RecordBatch.from_pydict({"stat": pa.array(stats, pa.string())})
 
         collected = routed.mapInArrow(write_partition, "stat string").collect()

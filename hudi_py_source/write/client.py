@@ -266,8 +266,7 @@ def commit_write(job: WriteJob, results: list[TaskResult]) -> str:
     table = HoodieTable.load(job.storage)
     stats = [s for r in results for s in r.write_stats]
     if job.merges:
-        staged = [t for t in (r.staged_table() for r in results) if t is not None]
-        merged, upsert_stats = write_targets(job, staged)
+        merged, upsert_stats = write_targets(job, results)
         stats.extend(merged)
         if upsert_stats.missing_deletes:
             LOG.info("%s: %d deleted key(s) are not in the table; their deletes were no-ops",

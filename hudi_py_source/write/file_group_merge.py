@@ -9,6 +9,7 @@ simply created from its inserts.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -82,6 +83,7 @@ def _open_writer(job: WriteJob, target: Target, token: str) -> tuple[BaseFileWri
         compression=cfg.get(PARQUET_COMPRESSION), row_group_bytes=cfg.get(PARQUET_BLOCK_SIZE),
         page_size=cfg.get(PARQUET_PAGE_SIZE), dictionary=cfg.get(PARQUET_DICTIONARY),
         avro_schema_json=meta_fields_avro_json(job.avro_schema_json),
+        max_buffer_bytes=cfg.get(MERGE_MAX_MEMORY) // 4,
     )
     return writer, file_name, rel_path
 
@@ -104,9 +106,15 @@ def _copy_stored(job: WriteJob, rows: pa.Table, file_name: str) -> pa.Table:
     return out.set_column(index, "_hoodie_file_name", pa.repeat(pa.scalar(file_name, pa.string()), out.num_rows))
 
 
-def _stored_batches(job: WriteJob, path: str):
+def _stored_batches(job: WriteJob, path: str) -> Iterator[pa.Table]:
+    """The old base file in batches of at most a quarter of the merge's memory bound (and STREAM_ROWS)."""
     with job.storage.open_input(path) as handle:
-        for batch in pq.ParquetFile(handle).iter_batches(batch_size=STREAM_ROWS):
+        parquet = pq.ParquetFile(handle)
+        meta = parquet.metadata
+        row_bytes = max(1, sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+                        // max(meta.num_rows, 1))
+        rows = max(1024, min(STREAM_ROWS, job.config.get(MERGE_MAX_MEMORY) // (4 * row_bytes)))
+        for batch in parquet.iter_batches(batch_size=rows):
             yield pa.Table.from_batches([batch])
 
 
@@ -159,21 +167,31 @@ def _write_inserts(job: WriteJob, target: Target, rows: pa.Table, writer: BaseFi
         counts.inserted += rows.num_rows
 
 
-def write_file_group(job: WriteJob, target: Target, incoming: pa.Table, token: str, task_id: int) -> dict:
-    """Write the new version of one file group from its (deduped) incoming rows; returns its write stat."""
+def write_file_group(job: WriteJob, target: Target, incoming: Iterable[pa.Table], token: str, task_id: int) -> dict:
+    """Write the new version of one file group from its incoming rows, given as combined chunks with
+    disjoint keys; returns its write stat."""
     started = time.monotonic()
     counts = _Counts()
     writer, file_name, rel_path = _open_writer(job, target, token)
     if target.base_path is None:
-        _write_inserts(job, target, incoming, writer, file_name, task_id, counts)
+        for chunk in incoming:
+            _write_inserts(job, target, chunk, writer, file_name, task_id, counts)
     else:
         cfg = job.config
-        with SpillableRecordMap(incoming.schema, KEY_COLUMN, cfg.get(MERGE_MAX_MEMORY),
-                                cfg.get(SPILLABLE_MAP_PATH)) as records:
-            records.put_all(incoming)
-            _write_merged(job, target, records, writer, file_name, task_id, counts)
-            for rest in records.remaining():
-                _write_inserts(job, target, rest, writer, file_name, task_id, counts)
+        records: SpillableRecordMap | None = None
+        try:
+            for chunk in incoming:
+                if records is None:
+                    records = SpillableRecordMap(chunk.schema, KEY_COLUMN, cfg.get(MERGE_MAX_MEMORY),
+                                                 cfg.get(SPILLABLE_MAP_PATH))
+                records.put_all(chunk)
+            if records is not None:
+                _write_merged(job, target, records, writer, file_name, task_id, counts)
+                for rest in records.remaining():
+                    _write_inserts(job, target, rest, writer, file_name, task_id, counts)
+        finally:
+            if records is not None:
+                records.close()
     stats = writer.close()
     elapsed = int((time.monotonic() - started) * 1000)
     return base_file_write_stat(target.file_id, target.partition_path, rel_path, target.base_instant,

@@ -6,6 +6,7 @@ data only: the storage, the options, the instant and the schema the write commit
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +14,8 @@ import pyarrow as pa
 
 from ..config import INDEX_TYPE, PRECOMBINE_FIELD, HoodieConfig
 from ..storage import Storage
+
+_STAGED_BATCH_BYTES = 1 << 20
 
 REPLACE_OPERATIONS = frozenset({"insert_overwrite", "insert_overwrite_table", "delete_partition"})
 NEW_FILE_OPERATIONS = frozenset({"bulk_insert", "insert_overwrite", "insert_overwrite_table"})
@@ -75,11 +78,14 @@ class TaskResult:
 
     @staticmethod
     def staging(table: pa.Table) -> TaskResult:
-        """A task of a merging operation hands its tagged records to the commit as compressed Arrow IPC."""
+        """A task of a merging operation hands its tagged records to the commit as compressed Arrow IPC, in
+        batches of about a megabyte, so the commit can go through them without holding them all."""
         sink = pa.BufferOutputStream()
+        rows_per_batch = max(1, (_STAGED_BATCH_BYTES * table.num_rows) // max(table.nbytes, 1))
         with pa.ipc.new_stream(sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
-            writer.write_table(table)
+            writer.write_table(table, max_chunksize=rows_per_batch)
         return TaskResult(num_rows=table.num_rows, staged=sink.getvalue().to_pybytes())
 
-    def staged_table(self) -> pa.Table | None:
-        return pa.ipc.open_stream(self.staged).read_all() if self.staged is not None else None
+    def staged_batches(self) -> Iterator[pa.RecordBatch]:
+        if self.staged is not None:
+            yield from pa.ipc.open_stream(self.staged)

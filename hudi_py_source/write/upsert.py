@@ -13,7 +13,7 @@ import os
 import uuid
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -24,26 +24,29 @@ from ..config import (
     COMBINE_BEFORE_INSERT,
     COMBINE_BEFORE_UPSERT,
     INDEX_TYPE,
+    MERGE_MAX_MEMORY,
     PARQUET_SMALL_FILE_LIMIT,
     PAYLOAD_CLASS,
     RECORD_SIZE_ESTIMATE,
     RECORD_SIZE_ESTIMATION_THRESHOLD,
     SIMPLE_UPDATE_PARTITION_PATH,
+    SPILLABLE_MAP_PATH,
 )
 from ..index.tagging import candidates_from_slices, partition_moves, tag
 from ..io.conform import conform
 from ..keygen import key_generator
 from ..merge.payload import dedupe
+from ..merge.spillable_map import key_hash64
 from ..table.file_names import write_token
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
 from .bucketing import INSERT, BucketPlan, average_record_size, plan_buckets, small_files
 from .file_group_merge import DELETE_COLUMN, Target, write_file_group
-from .job import WriteJob
+from .job import TaskResult, WriteJob
 from .log_append import append_file_group
 from .new_file_groups import KEY_COLUMN, PATH_COLUMN, keyed
+from .staging import FILE_ID_COLUMN, TargetFiles, combined_chunks
 
-FILE_ID_COLUMN = "__pyhudi_file_id"
 GLOBAL_INDEXES = frozenset({"GLOBAL_BLOOM", "GLOBAL_SIMPLE"})
 _PARALLEL_MIN_ROWS = 50_000
 
@@ -173,46 +176,12 @@ def assign_inserts(plan: BucketPlan, inserts: pa.Table) -> pa.Table:
     return inserts.set_column(inserts.schema.get_field_index(FILE_ID_COLUMN), FILE_ID_COLUMN, file_ids)
 
 
-def insert_profile(rows: pa.Table) -> tuple[dict[str, int], set[tuple[str, str]]]:
-    """Distinct inserts per partition and the file groups updated: the input of the bucket plan."""
-    untagged = pc.is_null(rows.column(FILE_ID_COLUMN))
-    inserts = rows.filter(untagged).select([PATH_COLUMN, KEY_COLUMN])
-    distinct = inserts.group_by([PATH_COLUMN, KEY_COLUMN]).aggregate([])
-    counts = distinct.group_by([PATH_COLUMN]).aggregate([([], "count_all")])
-    per_partition = dict(zip(counts.column(PATH_COLUMN).to_pylist(), counts.column("count_all").to_pylist()))
-    tagged = rows.filter(pc.invert(untagged)).group_by([PATH_COLUMN, FILE_ID_COLUMN]).aggregate([])
-    updated = set(zip(tagged.column(PATH_COLUMN).to_pylist(), tagged.column(FILE_ID_COLUMN).to_pylist()))
-    return per_partition, updated
-
-
-def drop_missing_deletes(rows: pa.Table) -> tuple[pa.Table, int]:
-    """Deletes of keys no file group holds are no-ops; they are counted and dropped."""
-    missing = pc.and_(pc.is_null(rows.column(FILE_ID_COLUMN)), rows.column(DELETE_COLUMN))
-    count = int(pc.sum(missing).as_py() or 0)
-    return (rows.filter(pc.invert(missing)) if count else rows), count
-
-
 def existing_groups_taking_inserts(plan: BucketPlan) -> set[tuple[str, str]]:
     """Existing file groups the plan gives inserts: on merge-on-read they are rewritten into a new base
     file (Hudi's small-file handling) instead of taking log blocks, so the index still finds every key."""
     return {(plan.buckets[i].partition_path, plan.buckets[i].file_id)
             for inserts in plan.partition_inserts.values() for i in inserts.bucket_indices
             if plan.buckets[i].kind != INSERT}
-
-
-def _targets(job: WriteJob, table: HoodieTable,
-             rows: pa.Table) -> tuple[pa.Table, UpsertStats, set[tuple[str, str]]]:
-    """Every record with the file group it is written to; deletes of unknown keys are dropped. Also
-    the existing file groups that take inserts."""
-    rows, missing = drop_missing_deletes(rows)
-    stats = UpsertStats(missing_deletes=missing)
-    untagged = pc.is_null(rows.column(FILE_ID_COLUMN))
-    if not pc.any(untagged).as_py():
-        return rows, stats, set()
-    per_partition, updated = insert_profile(rows)
-    plan = insert_plan(job, table, per_partition, updated)
-    inserts = assign_inserts(plan, rows.filter(untagged))
-    return pa.concat_tables([rows.filter(pc.invert(untagged)), inserts]), stats, existing_groups_taking_inserts(plan)
 
 
 def _small_file_groups(job: WriteJob, table: HoodieTable, partitions: list[str]) -> set[tuple[str, str]]:
@@ -230,52 +199,108 @@ def _target(job: WriteJob, partition: str, file_id: str, found: FileSlice | None
                   appends, tuple(log.name for log in found.log_files) if appends and found else ())
 
 
-def group_targets(job: WriteJob, table: HoodieTable, rows: pa.Table,
-                  takes_inserts: set[tuple[str, str]] | None = None) -> list[tuple[Target, pa.Table]]:
-    """Rows per target file group, each target knowing the base file it merges with or, on merge-on-read,
-    the slice it appends log files to. `takes_inserts`: existing file groups the bucket plan gave inserts."""
+def targets_of(job: WriteJob, table: HoodieTable, keys: Iterable[tuple[str, str]],
+               takes_inserts: set[tuple[str, str]] | None = None) -> list[Target]:
+    """The target of each (partition, file id): the base file it merges with or, on merge-on-read, the
+    slice it appends log files to. `takes_inserts`: existing file groups the bucket plan gave inserts."""
+    keys = list(keys)
     bases = {(s.partition_path, s.file_id): s for s in table.fs_view().latest_file_slices(as_of=job.as_of)} \
         if job.as_of else {}
     if takes_inserts is None and job.merge_on_read:
-        takes_inserts = _small_file_groups(job, table, sorted(pc.unique(rows.column(PATH_COLUMN)).to_pylist()))
-    by_target = [(PATH_COLUMN, "ascending"), (FILE_ID_COLUMN, "ascending")]
-    rows = rows.sort_by(by_target)
-    sizes = rows.group_by([PATH_COLUMN, FILE_ID_COLUMN]).aggregate([([], "count_all")]).sort_by(by_target)
-    groups = []
-    start = 0
-    for partition, file_id, size in zip(sizes.column(PATH_COLUMN).to_pylist(), sizes.column(FILE_ID_COLUMN).to_pylist(),
-                                        sizes.column("count_all").to_pylist()):
-        target = _target(job, partition, file_id, bases.get((partition, file_id)), takes_inserts or set())
-        groups.append((target, rows.slice(start, size).drop_columns([FILE_ID_COLUMN])))
-        start += size
-    return groups
+        takes_inserts = _small_file_groups(job, table, sorted({partition for partition, _ in keys}))
+    return [_target(job, partition, file_id, bases.get((partition, file_id)), takes_inserts or set())
+            for partition, file_id in keys]
 
 
-def write_group_stats(job: WriteJob, target: Target, rows: pa.Table, token: str, task_id: int) -> list[dict]:
+def write_group_stats(job: WriteJob, target: Target, staged_path: str, token: str, task_id: int) -> list[dict]:
     """The write stats of one file group's writing, from all its records combined across tasks: a new base
-    file, or new log files of its slice."""
-    rows = combine(job, rows, placed=True)
+    file, or new log files of its slice. The records are read from their staging file in bounded chunks."""
+    chunks = combined_chunks(staged_path, job.config.get(MERGE_MAX_MEMORY),
+                             lambda rows: combine(job, rows, placed=True))
     if target.appends:
-        return append_file_group(job, target, rows, token, task_id)
-    return [write_file_group(job, target, rows, token, task_id)]
+        return append_file_group(job, target, pa.concat_tables(list(chunks)), token, task_id)
+    return [write_file_group(job, target, chunks, token, task_id)]
 
 
-def _write_one(args: tuple[WriteJob, Target, pa.Table, str, int]) -> list[dict]:
+def _write_one(args: tuple[WriteJob, Target, str, str, int]) -> list[dict]:
     return write_group_stats(*args)
 
 
-def write_targets(job: WriteJob, prepared: list[pa.Table]) -> tuple[list[dict], UpsertStats]:
-    """Commit side of the direct path: combine across tasks, plan buckets, merge every file group."""
-    rows = pa.concat_tables([t for t in prepared if t.num_rows]) if any(t.num_rows for t in prepared) else None
-    if rows is None:
-        return [], UpsertStats()
-    rows = combine(job, rows, placed=True)
+@dataclass
+class WriteProfile:
+    """What the bucket plan needs of a write, gathered batch by batch in little memory: per partition the
+    64-bit hashes of its insert keys, the file groups updated, and the hashes of deletes of unknown keys.
+    Hashes only size the plan and count no-op deletes; the records themselves keep their keys."""
+
+    insert_hashes: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    updated: set[tuple[str, str]] = field(default_factory=set)
+    missing_hashes: list[np.ndarray] = field(default_factory=list)
+
+    def add(self, rows: pa.Table) -> None:
+        untagged = pc.is_null(rows.column(FILE_ID_COLUMN))
+        tagged = rows.filter(pc.invert(untagged)).select([PATH_COLUMN, FILE_ID_COLUMN]).group_by(
+            [PATH_COLUMN, FILE_ID_COLUMN]).aggregate([])
+        self.updated.update(zip(tagged.column(PATH_COLUMN).to_pylist(), tagged.column(FILE_ID_COLUMN).to_pylist()))
+        deletes = rows.column(DELETE_COLUMN)
+        missing = rows.filter(pc.and_(untagged, deletes))
+        if missing.num_rows:
+            self.missing_hashes.append(key_hash64(_placed_identity(missing)))
+        inserts = rows.filter(pc.and_(untagged, pc.invert(deletes)))
+        if inserts.num_rows == 0:
+            return
+        hashes = key_hash64(_placed_identity(inserts))
+        paths = inserts.column(PATH_COLUMN).combine_chunks().dictionary_encode()
+        codes = paths.indices.to_numpy(zero_copy_only=False)
+        for code, partition in enumerate(paths.dictionary.to_pylist()):
+            self.insert_hashes.setdefault(partition, []).append(hashes[codes == code])
+
+    def inserts_per_partition(self) -> dict[str, int]:
+        return {p: int(np.unique(np.concatenate(h)).size) for p, h in sorted(self.insert_hashes.items())}
+
+    def missing_deletes(self) -> int:
+        return int(np.unique(np.concatenate(self.missing_hashes)).size) if self.missing_hashes else 0
+
+
+def _placed_identity(rows: pa.Table) -> pa.Array:
+    return pc.binary_join_element_wise(rows.column(PATH_COLUMN), rows.column(KEY_COLUMN), "\x00")
+
+
+def _placed(plan: BucketPlan | None, rows: pa.Table) -> pa.Table:
+    """Rows with their target file id: no-op deletes dropped, inserts assigned to the plan's buckets."""
+    untagged = pc.is_null(rows.column(FILE_ID_COLUMN))
+    missing = pc.and_(untagged, rows.column(DELETE_COLUMN))
+    if pc.any(missing).as_py():
+        rows = rows.filter(pc.invert(missing))
+        untagged = pc.is_null(rows.column(FILE_ID_COLUMN))
+    if plan is None or not pc.any(untagged).as_py():
+        return rows
+    return pa.concat_tables([rows.filter(pc.invert(untagged)), assign_inserts(plan, rows.filter(untagged))])
+
+
+def write_targets(job: WriteJob, results: list[TaskResult]) -> tuple[list[dict], UpsertStats]:
+    """Commit side of the direct path: plan buckets from the keys, stage every record on local disk by
+    target file group, then merge every file group from its staged records, in parallel processes."""
+    profile = WriteProfile()
+    for result in results:
+        for batch in result.staged_batches():
+            profile.add(pa.Table.from_batches([batch]))
+    stats = UpsertStats(missing_deletes=profile.missing_deletes())
+    if not profile.insert_hashes and not profile.updated:
+        return [], stats
     table = HoodieTable.load(job.storage)
-    rows, stats, takes_inserts = _targets(job, table, rows)
-    groups = group_targets(job, table, rows, takes_inserts)
-    work = [(job, target, group, write_token(n, 0, n), n) for n, (target, group) in enumerate(groups)]
-    workers = min(len(work), os.cpu_count() or 1)
-    if workers > 1 and rows.num_rows >= _PARALLEL_MIN_ROWS:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            return [s for stats_of in pool.map(_write_one, work) for s in stats_of], stats
-    return [s for item in work for s in _write_one(item)], stats
+    per_partition = profile.inserts_per_partition()
+    plan = insert_plan(job, table, per_partition, profile.updated) if per_partition else None
+    takes_inserts = existing_groups_taking_inserts(plan) if plan is not None else set()
+    with TargetFiles(job.config.get(SPILLABLE_MAP_PATH)) as staging:
+        for result in results:
+            for batch in result.staged_batches():
+                staging.add(_placed(plan, pa.Table.from_batches([batch])))
+        files = staging.finish()
+        targets = targets_of(job, table, files, takes_inserts)
+        work = [(job, target, files[(target.partition_path, target.file_id)], write_token(n, 0, n), n)
+                for n, target in enumerate(targets)]
+        workers = min(len(work), os.cpu_count() or 1)
+        if workers > 1 and staging.num_rows >= _PARALLEL_MIN_ROWS:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                return [s for stats_of in pool.map(_write_one, work) for s in stats_of], stats
+        return [s for item in work for s in _write_one(item)], stats
