@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from .read.predicates import Predicate
 from .read.snapshot import ReadPlan, plan_read, read_table
+from .services.compaction import run_compaction, schedule_compaction
 from .storage import Storage
 from .table.file_names import write_token
 from .table.hoodie_table import HoodieTable
@@ -69,6 +70,16 @@ class Table:
              as_of: str | None = None) -> ReadPlan:
         """The read plan without reading: `plan(...).files` / `.explain()` show which files a query reads."""
         return plan_read(self.storage, options, filters, as_of)
+
+    def schedule_compaction(self, options: dict[str, Any] | None = None) -> str | None:
+        """Plan a compaction of the merge-on-read slices that have log files; its instant, or None."""
+        return schedule_compaction(self.storage, options)
+
+    def compact(self, options: dict[str, Any] | None = None) -> list[str]:
+        """Run every pending compaction (scheduling one first when none is pending); their instants."""
+        if not self.hoodie_table().timeline.pending_compactions():
+            schedule_compaction(self.storage, options)
+        return run_compaction(self.storage, options)
 
     def hoodie_table(self) -> HoodieTable:
         return HoodieTable.load(self.storage)

@@ -2,8 +2,10 @@
 
 Random sequences of bulk_insert / insert / upsert / delete, each split over random "tasks" (the same
 key may sit in several of them), with duplicates inside a batch and injected failures: a task attempt
-whose files are never reported, a write aborted, or a driver that dies before committing. After every
-step our reader and hudi-rs must return exactly the model's rows.
+whose files are never reported, a write aborted, or a driver that dies before committing; on MOR also
+compaction steps (schedule only, or schedule and run), so writes land in slices a pending compaction
+opened. After every step our reader and hudi-rs must return exactly the model's rows (hudi-rs 0.5 is
+skipped while a compaction is pending: it ignores the logs of the slice the compaction opened).
 
 PYHUDI_MODEL_EXAMPLES sets how many sequences run (default 12 on COW, half as many on MOR; the closing
 notes report long runs). On MOR the ordering values grow from step to step: merge-on-read readers differ
@@ -60,6 +62,10 @@ step = st.fixed_dictionaries({
     "failure": st.sampled_from(["none", "none", "none", "lost_attempt", "abort", "driver_dies"]),
     "seed": st.integers(0, 1000),
 })
+
+
+compaction_step = st.fixed_dictionaries({"op": st.sampled_from(["schedule_compaction", "compact"])})
+mor_step = st.one_of(step, step, compaction_step)
 
 
 def apply_to_model(model: dict[str, dict], op: str, batch: pa.Table) -> None:
@@ -131,11 +137,18 @@ def run_sequence(index: str, steps: list[dict], table_type: str) -> None:
         opts = base_options(index, table_type)
         model: dict[str, dict] = {}
         for n, s in enumerate(steps):
-            run_step(url, opts, s, model, floor=n * 100_000 if table_type == "MERGE_ON_READ" else 0)
+            exists = os.path.exists(os.path.join(url, ".hoodie"))
+            if s["op"] == "schedule_compaction" and exists:
+                Table(url).schedule_compaction()
+            elif s["op"] == "compact" and exists:
+                Table(url).compact()
+            elif s["op"] not in ("schedule_compaction", "compact"):
+                run_step(url, opts, s, model, floor=n * 100_000 if table_type == "MERGE_ON_READ" else 0)
             if not os.path.exists(os.path.join(url, ".hoodie")):
                 continue
             assert observed(Table(url).read()) == expected(model), s
-            assert observed(hudi_rs_read(url)) == expected(model), s
+            if not Table(url).hoodie_table().timeline.pending_compactions():  # hudi-rs 0.5 skips pending slices
+                assert observed(hudi_rs_read(url)) == expected(model), s
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -145,6 +158,6 @@ def test_random_sequences_match_the_model(index: str, steps: list[dict]) -> None
 
 
 @settings(max_examples=max(1, EXAMPLES // 2), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(index=st.sampled_from(INDEXES), steps=st.lists(step, min_size=1, max_size=6))
+@given(index=st.sampled_from(INDEXES), steps=st.lists(mor_step, min_size=1, max_size=7))
 def test_random_mor_sequences_match_the_model(index: str, steps: list[dict]) -> None:
     run_sequence(index, steps, "MERGE_ON_READ")

@@ -9,6 +9,7 @@ service that fails leaves the commit visible and is retried by the next write.
 from __future__ import annotations
 
 from ..config import HoodieConfig
+from ..services.compaction import compact_inline
 from ..storage import Storage
 from ..timeline.commit_metadata import CommitMetadata
 
@@ -17,3 +18,5 @@ def run_post_commit(storage: Storage, cfg: HoodieConfig, instant_time: str, acti
                     metadata: CommitMetadata) -> None:
     """Table services and notifications after the commit `instant_time` (a `commit`, `deltacommit`
     or `replacecommit`) completed with `metadata`."""
+    if action == "deltacommit":
+        compact_inline(storage, cfg)

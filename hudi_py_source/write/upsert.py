@@ -37,6 +37,7 @@ from ..io.conform import conform
 from ..keygen import key_generator
 from ..merge.payload import dedupe
 from ..merge.spillable_map import key_hash64
+from ..services.compaction import pending_compaction_file_groups
 from ..table.file_names import write_token
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
@@ -192,10 +193,15 @@ def _small_file_groups(job: WriteJob, table: HoodieTable, partitions: list[str])
 
 
 def _target(job: WriteJob, partition: str, file_id: str, found: FileSlice | None,
-            takes_inserts: set[tuple[str, str]]) -> Target:
+            takes_inserts: set[tuple[str, str]], compacting: dict[tuple[str, str], str]) -> Target:
+    """On merge-on-read, a file group under a pending compaction takes its log records in the slice the
+    compaction opened (logs named after the compaction instant), never in the slice being compacted."""
     base = found.base_file if found is not None else None
     appends = (job.merge_on_read and found is not None and (partition, file_id) not in takes_inserts)
-    return Target(partition, file_id, base.path if base else None, found.base_instant if found else None,
+    base_instant = found.base_instant if found else None
+    if appends and (partition, file_id) in compacting:
+        base_instant = compacting[(partition, file_id)]
+    return Target(partition, file_id, base.path if base else None, base_instant,
                   appends, tuple(log.name for log in found.log_files) if appends and found else ())
 
 
@@ -208,7 +214,8 @@ def targets_of(job: WriteJob, table: HoodieTable, keys: Iterable[tuple[str, str]
         if job.as_of else {}
     if takes_inserts is None and job.merge_on_read:
         takes_inserts = _small_file_groups(job, table, sorted({partition for partition, _ in keys}))
-    return [_target(job, partition, file_id, bases.get((partition, file_id)), takes_inserts or set())
+    compacting = pending_compaction_file_groups(table) if job.merge_on_read else {}
+    return [_target(job, partition, file_id, bases.get((partition, file_id)), takes_inserts or set(), compacting)
             for partition, file_id in keys]
 
 

@@ -1,0 +1,348 @@
+"""Compaction of merge-on-read tables: schedule a plan, execute it, complete it as a commit.
+
+A plan (`<t>.compaction.requested`, Avro HoodieCompactionPlan) names, per file group, the latest
+slice's base file and log files. Scheduling opens a new slice at `t` in every planned file group:
+from then on writers send that group's log records to logs named after `t`, and readers merge the
+pending slice with the one before, so nothing written meanwhile is lost or shown twice. Executing
+merges each planned slice (base + logs, the snapshot merge) into a new base file named after `t`;
+completing writes `<t>.commit` with `compacted: true`, which makes the new slices the latest.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import posixpath
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC
+from typing import Any
+
+import pyarrow as pa
+
+from ..config import (
+    BLOOM_DYNAMIC_MAX_ENTRIES,
+    BLOOM_FILTER_TYPE,
+    BLOOM_FPP,
+    BLOOM_NUM_ENTRIES,
+    COMPACT_INLINE,
+    COMPACT_MAX_DELTA_COMMITS,
+    COMPACT_MAX_DELTA_SECONDS,
+    COMPACT_SCHEDULE_INLINE,
+    COMPACT_TRIGGER_STRATEGY,
+    COMPACTION_LOGFILE_SIZE_THRESHOLD,
+    COMPACTION_TARGET_IO,
+    MERGE_MAX_MEMORY,
+    PARQUET_BLOCK_SIZE,
+    PARQUET_COMPRESSION,
+    PARQUET_DICTIONARY,
+    PARQUET_PAGE_SIZE,
+    SPILLABLE_MAP_PATH,
+    HoodieConfig,
+)
+from ..errors import HoodieTableError
+from ..io.avro_schema import to_json
+from ..io.base_file import BaseFileWriter
+from ..read.merged_slice import SliceSpec, log_visibility, merge_config, read_merged_slice
+from ..read.snapshot import full_schema
+from ..storage import Storage
+from ..table.file_names import make_base_file_name, parse_base_file_name, write_token
+from ..table.fs_view import FileSlice
+from ..table.hoodie_table import HoodieTable
+from ..timeline import avro_models
+from ..timeline.commit_metadata import CommitMetadata, WriteStat
+from ..timeline.instant import (
+    COMMIT,
+    COMPACTION,
+    DELTA_COMMIT,
+    INFLIGHT,
+    REQUESTED,
+    Instant,
+    new_instant_time,
+    parse_instant_time,
+)
+from ..write.markers import WriteMarkers
+from ..write.new_file_groups import base_file_write_stat, meta_fields_avro_json
+from ..write.rollback import last_instant_time
+
+LOG = logging.getLogger("hudi_py_source.compaction")
+PLAN = "HoodieCompactionPlan"
+STRATEGY_CLASS = "org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy"
+_MB = 1024 * 1024
+_PARALLEL_MIN_BYTES = 16 * _MB
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One planned file slice, paths relative to the table base path."""
+
+    partition_path: str
+    file_id: str
+    base_instant: str
+    base_path: str | None
+    log_paths: tuple[str, ...]
+    log_bytes: int
+
+
+def _table(storage: Storage) -> HoodieTable:
+    table = HoodieTable.load(storage)
+    if table.props.table_type != "MERGE_ON_READ":
+        raise HoodieTableError(f"compaction needs a MERGE_ON_READ table; {storage.base_url} is "
+                               f"{table.props.table_type}")
+    return table
+
+
+def read_plan(table: HoodieTable, instant: Instant) -> list[Operation]:
+    """The operations of a compaction plan; v2 plans name files, v1 plans paths, both relative here."""
+    requested = Instant(instant.timestamp, COMPACTION, REQUESTED)
+    plan = avro_models.deserialize(table.timeline.read_bytes(requested))
+    out = []
+    for op in plan.get("operations") or []:
+        partition = op.get("partitionPath") or ""
+
+        def rel(name: str, partition: str = partition) -> str:
+            name = name.rsplit("/", 1)[-1]
+            return posixpath.join(partition, name) if partition else name
+
+        data = op.get("dataFilePath")
+        out.append(Operation(partition, op["fileId"], op["baseInstantTime"], rel(data) if data else None,
+                             tuple(rel(p) for p in op.get("deltaFilePaths") or []), 0))
+    return out
+
+
+def pending_compaction_file_groups(table: HoodieTable) -> dict[tuple[str, str], str]:
+    """(partition, file id) → instant of the pending compaction that opened a new slice in it."""
+    out: dict[tuple[str, str], str] = {}
+    for instant in table.timeline.pending_compactions():
+        for op in read_plan(table, instant):
+            out[(op.partition_path, op.file_id)] = instant.timestamp
+    return out
+
+
+def _operation(file_slice: FileSlice) -> Operation:
+    base = file_slice.base_file
+    return Operation(file_slice.partition_path, file_slice.file_id, file_slice.base_instant,
+                     base.path if base else None, tuple(log.path for log in file_slice.log_files),
+                     sum(log.size for log in file_slice.log_files))
+
+
+def _io_metrics(op: Operation, base_bytes: int) -> dict[str, float]:
+    """Hudi's per-operation metrics: the plan's IO bound adds up TOTAL_IO_MB."""
+    read_mb = (base_bytes + op.log_bytes) / _MB
+    write_mb = (base_bytes if base_bytes else op.log_bytes) / _MB
+    return {"TOTAL_LOG_FILES": float(len(op.log_paths)), "TOTAL_LOG_FILES_SIZE": float(op.log_bytes),
+            "TOTAL_IO_READ_MB": read_mb, "TOTAL_IO_WRITE_MB": write_mb, "TOTAL_IO_MB": read_mb + write_mb}
+
+
+def _select(table: HoodieTable, cfg: HoodieConfig) -> list[tuple[Operation, dict[str, float]]]:
+    """LogFileSizeBasedCompactionStrategy: slices with logs, largest log total first, within the IO bound."""
+    busy = pending_compaction_file_groups(table)
+    threshold = cfg.get(COMPACTION_LOGFILE_SIZE_THRESHOLD)
+    candidates = []
+    for file_slice in table.fs_view().latest_file_slices():
+        if not file_slice.log_files or (file_slice.partition_path, file_slice.file_id) in busy:
+            continue
+        op = _operation(file_slice)
+        if op.log_bytes >= threshold:
+            base_bytes = file_slice.base_file.size if file_slice.base_file else 0
+            candidates.append((op, _io_metrics(op, base_bytes)))
+    candidates.sort(key=lambda c: (-c[0].log_bytes, c[0].partition_path, c[0].file_id))
+    chosen, budget = [], cfg.get(COMPACTION_TARGET_IO)
+    for op, metrics in candidates:
+        if chosen and budget - metrics["TOTAL_IO_MB"] < 0:
+            break
+        chosen.append((op, metrics))
+        budget -= metrics["TOTAL_IO_MB"]
+    return chosen
+
+
+def _plan_record(chosen: list[tuple[Operation, dict[str, float]]]) -> dict[str, Any]:
+    operations = [{
+        "baseInstantTime": op.base_instant,
+        "deltaFilePaths": [posixpath.basename(p) for p in op.log_paths],
+        "dataFilePath": posixpath.basename(op.base_path) if op.base_path else None,
+        "fileId": op.file_id,
+        "partitionPath": op.partition_path,
+        "metrics": metrics,
+        "bootstrapFilePath": None,
+    } for op, metrics in chosen]
+    return {"operations": operations, "extraMetadata": None, "version": 2,
+            "strategy": None, "preserveHoodieMetadata": False}
+
+
+def schedule_compaction(storage: Storage, options: dict[str, Any] | None = None) -> str | None:
+    """Write a compaction plan of the slices worth compacting; None when no slice has log files."""
+    table = _table(storage)
+    chosen = _select(table, HoodieConfig(options or {}))
+    if not chosen:
+        return None
+    timeline = table.timeline
+    instant_time = new_instant_time(table.props.timeline_timezone, after=last_instant_time(timeline))
+    timeline.create_requested(instant_time, COMPACTION, avro_models.serialize(PLAN, _plan_record(chosen)))
+    LOG.info("scheduled compaction %s of %d file slice(s)", instant_time, len(chosen))
+    return instant_time
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What one process needs to compact one slice."""
+
+    storage: Storage
+    instant_time: str
+    op: Operation
+    schema: pa.Schema
+    avro_json: str
+    options: dict[str, Any]
+    token: str
+
+
+def _writer(job: _Job, cfg: HoodieConfig, rel_path: str) -> BaseFileWriter:
+    return BaseFileWriter(
+        job.storage, rel_path, job.schema,
+        bloom_type=cfg.get(BLOOM_FILTER_TYPE), bloom_num_entries=cfg.get(BLOOM_NUM_ENTRIES),
+        bloom_fpp=cfg.get(BLOOM_FPP), bloom_dynamic_max_entries=cfg.get(BLOOM_DYNAMIC_MAX_ENTRIES),
+        compression=cfg.get(PARQUET_COMPRESSION), row_group_bytes=cfg.get(PARQUET_BLOCK_SIZE),
+        page_size=cfg.get(PARQUET_PAGE_SIZE), dictionary=cfg.get(PARQUET_DICTIONARY),
+        avro_schema_json=meta_fields_avro_json(job.avro_json), max_buffer_bytes=cfg.get(MERGE_MAX_MEMORY) // 4,
+    )
+
+
+def _compact_slice(job: _Job) -> dict[str, Any]:
+    """Merge one slice into a new base file; records keep their commit time and sequence number."""
+    started = time.monotonic()
+    cfg = HoodieConfig(job.options)
+    table = HoodieTable.load(job.storage)
+    op = job.op
+    file_name = make_base_file_name(op.file_id, job.token, job.instant_time)
+    rel_path = posixpath.join(op.partition_path, file_name) if op.partition_path else file_name
+    WriteMarkers(job.storage, job.instant_time).create(op.partition_path, file_name, "MERGE" if op.base_path
+                                                       else "CREATE")
+    config = merge_config(table.props, cfg.get(MERGE_MAX_MEMORY), cfg.get(SPILLABLE_MAP_PATH))
+    spec = SliceSpec(op.partition_path, op.file_id, op.base_path, op.log_paths)
+    writer = _writer(job, cfg, rel_path)
+    name_index = job.schema.get_field_index("_hoodie_file_name")
+    for rows in read_merged_slice(job.storage, spec, job.schema, config, log_visibility(table.timeline, None)):
+        if rows.num_rows:
+            writer.write(rows.set_column(name_index, "_hoodie_file_name",
+                                         pa.repeat(pa.scalar(file_name, pa.string()), rows.num_rows)))
+    stats = writer.close()
+    elapsed = int((time.monotonic() - started) * 1000)
+    stat = base_file_write_stat(op.file_id, op.partition_path, rel_path, op.base_instant, stats.num_rows,
+                                stats.file_size, elapsed, 0, stats.num_rows)
+    log_bytes = sum(job.storage.size(p) for p in op.log_paths)
+    stat.update({"totalLogFilesCompacted": len(op.log_paths), "totalLogSizeCompacted": log_bytes})
+    return stat
+
+
+def _roll_back_attempt(table: HoodieTable, instant_time: str) -> None:
+    """Files of an earlier, failed attempt of this compaction go before it runs again (Hudi re-attempts
+    an inflight compaction rather than abandoning its plan)."""
+    markers = WriteMarkers(table.storage, instant_time)
+    for marker in markers.list_markers():
+        if table.storage.exists(marker.data_path):
+            table.storage.delete(marker.data_path)
+    for partition in table.fs_view().partitions():
+        for info in table.storage.list(partition):
+            parsed = parse_base_file_name(info.name)
+            if parsed is not None and parsed.instant_time == instant_time:
+                table.storage.delete(info.path)
+    markers.delete_all()
+
+
+def _execute(table: HoodieTable, instant: Instant, options: dict[str, Any]) -> list[dict[str, Any]]:
+    ops = read_plan(table, instant)
+    schema = table.schema()
+    if schema is None:
+        raise HoodieTableError(f"compaction {instant.timestamp}: the table has no schema")
+    avro = table.avro_schema()
+    jobs = [_Job(table.storage, instant.timestamp, op, full_schema(schema), _schema_json(avro), options,
+                 write_token(n, 0, n)) for n, op in enumerate(ops)]
+    total = sum(table.storage.size(p) for op in ops for p in op.log_paths)
+    workers = min(len(jobs), os.cpu_count() or 1)
+    if workers > 1 and total >= _PARALLEL_MIN_BYTES:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(_compact_slice, jobs))
+    return [_compact_slice(job) for job in jobs]
+
+
+def _schema_json(avro: dict | None) -> str:
+    return to_json(avro) if avro is not None else ""
+
+
+def execute_compaction(storage: Storage, instant_time: str, options: dict[str, Any] | None = None) -> str:
+    """Run one scheduled (or interrupted) compaction to completion; returns its instant time."""
+    table = _table(storage)
+    instant = table.timeline.find(instant_time)
+    if instant is None or instant.action not in (COMPACTION, COMMIT):
+        raise HoodieTableError(f"no compaction {instant_time} on the timeline of {storage.base_url}")
+    if instant.is_completed:
+        return instant_time
+    if instant.state == INFLIGHT:
+        _roll_back_attempt(table, instant_time)
+    else:
+        instant = table.timeline.transition_to_inflight(instant)
+    started = time.monotonic()
+    stats = _execute(table, instant, dict(options or {}))
+    by_partition: dict[str, list[WriteStat]] = {}
+    for stat in stats:
+        by_partition.setdefault(stat["partitionPath"], []).append(WriteStat.from_dict(stat))
+    metadata = CommitMetadata(by_partition, True, {"schema": _schema_json(table.avro_schema())}, "COMPACT")
+    table.timeline.complete(instant, metadata.to_json())
+    WriteMarkers(storage, instant_time).delete_all()
+    LOG.info("compaction %s: %d file slice(s) in %.1f s", instant_time, len(stats), time.monotonic() - started)
+    return instant_time
+
+
+def run_compaction(storage: Storage, options: dict[str, Any] | None = None) -> list[str]:
+    """Execute every pending compaction, oldest first."""
+    table = _table(storage)
+    return [execute_compaction(storage, i.timestamp, options) for i in table.timeline.pending_compactions()]
+
+
+def _delta_commits_since(table: HoodieTable, include_requested: bool) -> tuple[int, str | None]:
+    """Completed delta commits after the last compaction (completed, or also just requested), and the time
+    from which elapsed seconds count: that compaction, else the first delta commit."""
+    timeline = table.timeline
+    last = None
+    for instant in timeline.instants:
+        compacted = instant.action == COMMIT and instant.is_completed
+        if compacted or (include_requested and instant.action == COMPACTION):
+            last = instant.timestamp
+    deltas = [i.timestamp for i in timeline.completed_commits()
+              if i.action == DELTA_COMMIT and (last is None or i.timestamp > last)]
+    return len(deltas), last if last is not None else (deltas[0] if deltas else None)
+
+
+def _epoch(instant_time: str, timezone: str) -> float:
+    moment = parse_instant_time(instant_time)
+    return (moment.replace(tzinfo=UTC) if timezone.upper() == "UTC" else moment).timestamp()
+
+
+def compaction_due(table: HoodieTable, cfg: HoodieConfig, now: float | None = None) -> bool:
+    """Hudi's inline trigger strategies over the delta commits since the last compaction."""
+    strategy = cfg.get(COMPACT_TRIGGER_STRATEGY)
+    count, since = _delta_commits_since(table, strategy == "NUM_COMMITS_AFTER_LAST_REQUEST")
+    by_count = count >= cfg.get(COMPACT_MAX_DELTA_COMMITS)
+    elapsed = (now if now is not None else time.time()) - _epoch(since, table.props.timeline_timezone) \
+        if since else 0.0
+    by_time = since is not None and elapsed >= cfg.get(COMPACT_MAX_DELTA_SECONDS)
+    if strategy in ("NUM_COMMITS", "NUM_COMMITS_AFTER_LAST_REQUEST"):
+        return by_count
+    if strategy == "TIME_ELAPSED":
+        return by_time
+    if strategy == "NUM_AND_TIME":
+        return by_count and by_time
+    return by_count or by_time
+
+
+def compact_inline(storage: Storage, cfg: HoodieConfig) -> str | None:
+    """After a delta commit: schedule (and with hoodie.compact.inline run) a compaction when it is due."""
+    if not (cfg.get(COMPACT_INLINE) or cfg.get(COMPACT_SCHEDULE_INLINE)):
+        return None
+    table = _table(storage)
+    scheduled = schedule_compaction(storage, cfg.as_dict()) if compaction_due(table, cfg) else None
+    if cfg.get(COMPACT_INLINE):
+        run_compaction(storage, cfg.as_dict())
+    return scheduled
+
