@@ -35,5 +35,8 @@ demo: $(VENV)/.installed java
 lint: $(VENV)/.installed
 	$(PYTHON) -m ruff check .
 
-bench:
-	@echo "make bench is reserved: benchmarks are not wired in yet (see bench/)."
+# ROWS=200000 for a quick run; results in bench/results/latest.json.
+ROWS ?= 2000000
+
+bench: $(VENV)/.installed java
+	$(PYTHON) bench/run.py --rows $(ROWS)
