@@ -10,7 +10,7 @@ export SPARK_CONF_DIR := $(CURDIR)/spark-conf
 # Spark's Python workers must run the venv's interpreter (pyarrow, pyhudi), not whatever python3 is on PATH.
 export PYSPARK_PYTHON := $(abspath $(VENV))/bin/python
 
-.PHONY: install java test demo lint bench
+.PHONY: install java test demo lint bench bench-scale
 
 install: $(VENV)/.installed
 
@@ -40,3 +40,7 @@ ROWS ?= 2000000
 
 bench: $(VENV)/.installed java
 	$(PYTHON) bench/run.py --rows $(ROWS)
+
+# The 200k upsert into 2M- and 10M-row tables, COW and MOR; results in bench/results/scale.json.
+bench-scale: $(VENV)/.installed
+	$(PYTHON) bench/scale.py

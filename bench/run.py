@@ -4,9 +4,11 @@ Systems: pyhudi COW and MOR through Spark (`df.write.format("pyhudi")`, `spark.r
 pyhudi's core API without Spark (`hudi_py_source.Table`), Spark's native parquet in the same session
 (B is its naive rewrite: left-anti join + union into a new version) and delta-rs (B is its merge).
 Every system writes snappy parquet, Spark's and delta-rs' default (Hudi's default is gzip, 3x slower
-to write). Each step's answer is checked against the workload's ground truth; a wrong answer makes
-the run fail after the table is printed. Peak RSS covers this process and all its children (the
-Spark JVM and its Python workers), sampled every 50 ms during the step.
+to write). The MOR systems turn small-file handling off (`hoodie.parquet.small.file.limit=0`): with
+Hudi's default every file group of this workload is small and takes inserts, so B would rewrite each of
+them as COW does instead of logging the updates. Each step's answer is checked against the workload's
+ground truth; a wrong answer makes the run fail after the table is printed. Peak RSS covers this
+process and all its children (the Spark JVM and its Python workers), sampled every 50 ms in a step.
 
 Usage: python bench/run.py [--rows N] [--out bench/results/latest.json]
 """
@@ -44,7 +46,7 @@ OPTIONS = {
     "hoodie.datasource.write.hive_style_partitioning": "true",
     "hoodie.parquet.compression.codec": "snappy",
 }
-MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.parquet.small.file.limit": "0"}
 
 
 @dataclass
@@ -99,12 +101,19 @@ class PeakRss:
         self._thread.join()
 
 
-def measure(system: str, step: str, action: Callable[[], int], check: Callable[[int], bool]) -> Result:
-    """Run one step; `action` returns the step's answer (rows, or hits), checked untimed afterwards."""
+Step = Callable[[], float | int] | tuple[Callable[[], object], Callable[[], int]]
+
+
+def measure(system: str, step: str, action: Step, check: Callable[[float], bool]) -> Result:
+    """Run one step and check its answer: a read returns it; a write is a (write, count) pair whose count,
+    the table's rows afterwards, is taken untimed."""
+    timed, answer_of = action if isinstance(action, tuple) else (action, None)
     with PeakRss() as rss:
         start = time.perf_counter()
-        answer = action()
+        answer = timed()
         seconds = time.perf_counter() - start
+    if answer_of is not None:
+        answer = answer_of()
     ok = check(answer)
     result = Result(system, step, round(seconds, 3), int(answer), round(rss.peak / 2**20, 1), ok)
     print(f"  {system:16s} {step}  {seconds:7.2f} s  {result.peak_rss_mb:8.0f} MB  {'ok' if ok else 'WRONG'}",
@@ -126,7 +135,7 @@ def _sum_ok(truth: dict) -> Callable[[float], bool]:
     return lambda total: round(total, 3) == truth["sum_d0"]
 
 
-def _run_steps(system: str, inp: Inputs, steps: dict[str, Callable[[], float | int]]) -> list[Result]:
+def _run_steps(system: str, inp: Inputs, steps: dict[str, Step]) -> list[Result]:
     truth = inp.truth
     checks: dict[str, Callable] = {
         "A": lambda n: n == truth["rows_after_A"], "B": lambda n: n == truth["rows_after_B"],
@@ -146,17 +155,14 @@ def spark_parquet(inp: Inputs) -> list[Result]:
     base = spark.read.parquet(inp.base_path)
     upserts = spark.read.parquet(inp.upsert_path)
 
-    def write_a() -> int:
-        base.write.partitionBy("dt").parquet(f"{path}/v0")
-        return spark.read.parquet(f"{path}/v0").count()
-
-    def upsert_b() -> int:
+    def upsert_b() -> None:
         kept = spark.read.parquet(f"{path}/v0").join(upserts.select("id"), "id", "left_anti")
         kept.unionByName(upserts).write.partitionBy("dt").parquet(f"{path}/v1")
-        return spark.read.parquet(f"{path}/v1").count()
 
     return _run_steps("spark-parquet", inp, {
-        "A": write_a, "B": upsert_b,
+        "A": (lambda: base.write.partitionBy("dt").parquet(f"{path}/v0"),
+              lambda: spark.read.parquet(f"{path}/v0").count()),
+        "B": (upsert_b, lambda: spark.read.parquet(f"{path}/v1").count()),
         "C": lambda: spark.read.parquet(f"{path}/v1").agg(F.sum("d0")).first()[0],
         "D": lambda: spark.read.parquet(f"{path}/v1").where(F.col("id").isin(inp.keys)).count(),
     })
@@ -168,13 +174,13 @@ def pyhudi_spark(inp: Inputs, system: str, extra: dict[str, str]) -> list[Result
     base = spark.read.parquet(inp.base_path)
     upserts = spark.read.parquet(inp.upsert_path)
 
-    def write(df, operation: str) -> int:
-        df.write.format("pyhudi").options(**options, **{"hoodie.datasource.write.operation": operation}) \
-            .mode("append").save(path)
-        return spark.read.format("pyhudi").load(path).count()
+    def write(df, operation: str) -> tuple[Callable[[], None], Callable[[], int]]:
+        return (lambda: df.write.format("pyhudi").options(**options, **{"hoodie.datasource.write.operation":
+                                                                        operation}).mode("append").save(path),
+                lambda: spark.read.format("pyhudi").load(path).count())
 
     results = _run_steps(system, inp, {
-        "A": lambda: write(base, "bulk_insert"), "B": lambda: write(upserts, "upsert"),
+        "A": write(base, "bulk_insert"), "B": write(upserts, "upsert"),
         "C": lambda: spark.read.format("pyhudi").load(path).agg(F.sum("d0")).first()[0],
         "D": lambda: spark.read.format("pyhudi").option("hoodie.enable.data.skipping", "true").load(path)
         .where(F.col("id").isin(inp.keys)).count(),
@@ -189,12 +195,13 @@ def pyhudi_core(inp: Inputs, system: str, extra: dict[str, str]) -> tuple[list[R
     options = {**OPTIONS, **extra}
     table = Table(path)
 
-    def write(source: str, operation: str) -> int:
-        table.write(pq.read_table(source), {**options, "hoodie.datasource.write.operation": operation})
-        return table.read(columns=["id"]).num_rows
+    def write(source: str, operation: str) -> tuple[Callable[[], object], Callable[[], int]]:
+        data = pq.read_table(source)
+        return (lambda: table.write(data, {**options, "hoodie.datasource.write.operation": operation}),
+                lambda: table.read(columns=["id"]).num_rows)
 
     results = _run_steps(system, inp, {
-        "A": lambda: write(inp.base_path, "bulk_insert"), "B": lambda: write(inp.upsert_path, "upsert"),
+        "A": write(inp.base_path, "bulk_insert"), "B": write(inp.upsert_path, "upsert"),
         "C": lambda: pc.sum(table.read(columns=["d0"]).column("d0")).as_py(),
         "D": lambda: table.read(filters=[Predicate("in", "id", inp.keys)], columns=["id"]).num_rows,
     })
@@ -214,18 +221,17 @@ def delta_rs(inp: Inputs) -> list[Result]:
 
     path = f"{inp.work}/delta-rs"
 
-    def write_a() -> int:
-        write_deltalake(path, pq.read_table(inp.base_path), partition_by=["dt"])
-        return DeltaTable(path).to_pyarrow_dataset().count_rows()
+    base, source = pq.read_table(inp.base_path), pq.read_table(inp.upsert_path)
 
-    def merge_b() -> int:
-        source = pq.read_table(inp.upsert_path)
+    def merge_b() -> None:
         DeltaTable(path).merge(source, "t.id = s.id", source_alias="s", target_alias="t") \
             .when_matched_update_all().when_not_matched_insert_all().execute()
+
+    def count() -> int:
         return DeltaTable(path).to_pyarrow_dataset().count_rows()
 
     results = _run_steps("delta-rs", inp, {
-        "A": write_a, "B": merge_b,
+        "A": (lambda: write_deltalake(path, base, partition_by=["dt"]), count), "B": (merge_b, count),
         "C": lambda: pc.sum(DeltaTable(path).to_pyarrow_table(columns=["d0"]).column("d0")).as_py(),
         "D": lambda: DeltaTable(path).to_pyarrow_dataset().count_rows(
             filter=pc.field("id").isin(pa.array(inp.keys))),

@@ -61,9 +61,10 @@ def base(rows: int, seed: int = SEED) -> pa.Table:
     return _rows(rng, np.arange(rows, dtype=np.int64), ts)
 
 
-def upserts(rows: int, seed: int = SEED) -> pa.Table:
+def upserts(rows: int, seed: int = SEED, total: int | None = None) -> pa.Table:
+    """rows/10 upserts (or `total`): half updates of base keys, half new keys, shuffled."""
     rng = np.random.default_rng(seed + 1)
-    total = rows // 10
+    total = rows // 10 if total is None else total
     updated = rng.choice(rows, total // 2, replace=False).astype(np.int64)
     fresh = np.arange(rows, rows + total - total // 2, dtype=np.int64)
     idx = np.concatenate([updated, fresh])

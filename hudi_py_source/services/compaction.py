@@ -258,7 +258,7 @@ def _execute(table: HoodieTable, instant: Instant, options: dict[str, Any]) -> l
     avro = table.avro_schema()
     jobs = [_Job(table.storage, instant.timestamp, op, full_schema(schema), _schema_json(avro), options,
                  write_token(n, 0, n)) for n, op in enumerate(ops)]
-    total = sum(table.storage.size(p) for op in ops for p in op.log_paths)
+    total = sum(table.storage.size(p) for op in ops for p in (*op.log_paths, *filter(None, [op.base_path])))
     workers = min(len(jobs), os.cpu_count() or 1)
     if workers > 1 and total >= _PARALLEL_MIN_BYTES:
         with ProcessPoolExecutor(max_workers=workers) as pool:
