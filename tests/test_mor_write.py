@@ -273,3 +273,27 @@ def test_insert_overwrite_on_mor_is_a_replacecommit(tmp_path) -> None:
     want = [model[k] for k in sorted(model)]
     assert data_rows(Table(url).read()) == want
     assert data_rows(hudi_rs_read(url)) == want
+
+
+@pytest.mark.parametrize("limit", ["0", "1"])
+def test_small_file_group_candidates_limit(tmp_path, limit: str) -> None:
+    """hoodie.merge.small.file.group.candidates.limit: with 0 no existing file group takes inserts (they go to
+    new file groups and no base file gets a new version); with Hudi's default 1, one small group per partition
+    is rewritten with them."""
+    url = str(tmp_path / "t")
+    Table(url).write(rows(range(12)), mor_options("bulk_insert", "BLOOM"))
+    before = base_files(url)
+    old_ids = {parse_base_file_name(posixpath.basename(p)).file_id for p in before}
+    extra = {"hoodie.merge.small.file.group.candidates.limit": limit}
+    Table(url).write(rows([0, 1, 2, 40, 41, 42], version=2), mor_options("upsert", "BLOOM", **extra))
+    new = [parse_base_file_name(posixpath.basename(p)) for p in base_files(url) - before]
+    rewritten = {b.file_id for b in new if b.file_id in old_ids}
+    assert before <= base_files(url)
+    if limit == "0":
+        assert not rewritten and new
+    else:
+        partitions = {posixpath.dirname(p) for p in before}
+        assert len(rewritten) == len(partitions)
+    model = by_id(rows(range(12))) | by_id(rows([0, 1, 2, 40, 41, 42], version=2))
+    assert data_rows(Table(url).read()) == [model[k] for k in sorted(model)]
+    assert data_rows(hudi_rs_read(url)) == [model[k] for k in sorted(model)]

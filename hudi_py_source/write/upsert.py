@@ -25,6 +25,7 @@ from ..config import (
     COMBINE_BEFORE_UPSERT,
     INDEX_TYPE,
     MERGE_MAX_MEMORY,
+    MERGE_SMALL_FILE_GROUP_CANDIDATES,
     PARQUET_SMALL_FILE_LIMIT,
     PAYLOAD_CLASS,
     RECORD_SIZE_ESTIMATE,
@@ -162,7 +163,8 @@ def insert_plan(job: WriteJob, table: HoodieTable, per_partition: dict[str, int]
     """The UpsertPartitioner's plan: which file group takes how many of each partition's inserts."""
     cfg = job.config
     limit = cfg.get(PARQUET_SMALL_FILE_LIMIT)
-    small = small_files(table.fs_view(), sorted(per_partition), limit, set(), merge_on_read=job.merge_on_read)
+    small = small_files(table.fs_view(), sorted(per_partition), limit, set(), merge_on_read=job.merge_on_read,
+                        candidates_limit=cfg.get(MERGE_SMALL_FILE_GROUP_CANDIDATES))
     average = average_record_size(table.timeline, limit, cfg.get(RECORD_SIZE_ESTIMATION_THRESHOLD),
                                   cfg.get(RECORD_SIZE_ESTIMATE))
     return plan_buckets(per_partition, updated, small, average, cfg,
@@ -188,7 +190,7 @@ def existing_groups_taking_inserts(plan: BucketPlan) -> set[tuple[str, str]]:
 def _small_file_groups(job: WriteJob, table: HoodieTable, partitions: list[str]) -> set[tuple[str, str]]:
     """Without the plan at hand, every merge-on-read small-file candidate may have taken inserts."""
     small = small_files(table.fs_view(), partitions, job.config.get(PARQUET_SMALL_FILE_LIMIT), set(),
-                        merge_on_read=True)
+                        merge_on_read=True, candidates_limit=job.config.get(MERGE_SMALL_FILE_GROUP_CANDIDATES))
     return {(f.partition_path, f.file_id) for files in small.values() for f in files}
 
 
