@@ -208,7 +208,7 @@ def pyhudi_core(inp: Inputs, system: str, extra: dict[str, str]) -> tuple[list[R
     compaction = None
     if extra:
         start = time.perf_counter()
-        table.compact()
+        table.compact(options)
         compaction = time.perf_counter() - start
         total = pc.sum(table.read(columns=["d0"]).column("d0")).as_py()
         assert round(total, 3) == inp.truth["sum_d0"], "snapshot changed by compaction"
