@@ -10,7 +10,7 @@ export SPARK_CONF_DIR := $(CURDIR)/spark-conf
 # Spark's Python workers must run the venv's interpreter (pyarrow, pyhudi), not whatever python3 is on PATH.
 export PYSPARK_PYTHON := $(abspath $(VENV))/bin/python
 
-.PHONY: install java test demo lint bench bench-scale
+.PHONY: install java test demo lint bench bench-scale bench-compaction
 
 install: $(VENV)/.installed
 
@@ -44,3 +44,7 @@ bench: $(VENV)/.installed java
 # The 200k upsert into 2M- and 10M-row tables, COW and MOR; results in bench/results/scale.json.
 bench-scale: $(VENV)/.installed
 	$(PYTHON) bench/scale.py
+
+# Snapshot read of the workload's MOR table with logs, its compaction, and the read after; bench/results/compaction.json.
+bench-compaction: $(VENV)/.installed
+	$(PYTHON) bench/compaction.py --rows $(ROWS)

@@ -75,11 +75,12 @@ class Table:
         """Plan a compaction of the merge-on-read slices that have log files; its instant, or None."""
         return schedule_compaction(self.storage, options)
 
-    def compact(self, options: dict[str, Any] | None = None) -> list[str]:
-        """Run every pending compaction (scheduling one first when none is pending); their instants."""
-        if not self.hoodie_table().timeline.pending_compactions():
+    def compact(self, options: dict[str, Any] | None = None, instant: str | None = None) -> list[str]:
+        """Run every pending compaction, oldest first, or only `instant` (scheduling one first when none is
+        pending and no instant is named); their instants."""
+        if instant is None and not self.hoodie_table().timeline.pending_compactions():
             schedule_compaction(self.storage, options)
-        return run_compaction(self.storage, options)
+        return run_compaction(self.storage, options, instant)
 
     def hoodie_table(self) -> HoodieTable:
         return HoodieTable.load(self.storage)

@@ -6,8 +6,14 @@ After every step our snapshot, hudi-rs and a dict model agree.
 
 from __future__ import annotations
 
+import json
+import os
 import posixpath
+import shutil
+import time
 
+import fastavro
+import numpy as np
 import pyarrow as pa
 import pytest
 from oracles import hudi_rs_read
@@ -22,7 +28,9 @@ from hudi_py_source.storage import Storage
 from hudi_py_source.table.file_names import parse_base_file_name, parse_log_file_name
 from hudi_py_source.table.hoodie_table import HoodieTable
 from hudi_py_source.timeline import avro_models
-from hudi_py_source.timeline.instant import Instant
+from hudi_py_source.timeline.instant import Instant, new_instant_time
+from hudi_py_source.write.log_append import append_marker_name, first_block_instant
+from hudi_py_source.write.markers import WriteMarkers
 
 PLAN_OPERATION_FIELDS = ["baseInstantTime", "deltaFilePaths", "dataFilePath", "fileId", "partitionPath",
                          "metrics", "bootstrapFilePath"]
@@ -92,6 +100,42 @@ def test_schedule_execute_complete(tmp_path, index: str) -> None:
     check(url, model, model)
 
 
+def test_compaction_write_stats(tmp_path) -> None:
+    """The compaction commit's write stats count what the merge did, as Hudi's merge handle and log scanner do:
+    sf took two data blocks (four log records, three keys updated), nyc one delete block."""
+    url = str(tmp_path / "t")
+    no_small = {"hoodie.parquet.small.file.limit": "0"}
+    Table(url).write(rows(range(12)), mor_options("bulk_insert", "BLOOM"))
+    Table(url).write(rows([0, 3], version=2), mor_options("upsert", "BLOOM", **no_small))
+    Table(url).write(rows([0, 6], version=3), mor_options("upsert", "BLOOM", **no_small))
+    Table(url).write(rows([4]), mor_options("delete", "BLOOM", **no_small))
+    instant_time = Table(url).compact()[0]
+    metadata = HoodieTable.load(Storage(url)).timeline.read_commit_metadata(
+        HoodieTable.load(Storage(url)).timeline.find(instant_time))
+    got = {p: [(s.num_writes, s.num_update_writes, s.num_inserts, s.num_deletes, s.total_log_records,
+                s.total_log_blocks, s.total_log_files_compacted, s.total_updated_records_compacted)
+               for s in stats] for p, stats in metadata.partition_to_write_stats.items()}
+    assert got == {"city=sf": [(4, 3, 0, 0, 4, 2, 2, 3)], "city=nyc": [(3, 0, 0, 1, 1, 1, 1, 1)]}
+    ops = compaction.read_plan(HoodieTable.load(Storage(url)), Instant(instant_time, "compaction", "REQUESTED"))
+    log_bytes = {op.partition_path: sum(os.path.getsize(tmp_path / "t" / p) for p in op.log_paths) for op in ops}
+    assert {p: [s.total_log_size_compacted for s in stats] for p, stats in metadata.partition_to_write_stats.items()} \
+        == {p: [n] for p, n in log_bytes.items()}
+
+
+def test_slices_compacted_in_parallel_processes(tmp_path, monkeypatch) -> None:
+    """With the size threshold lowered to nothing, the slices go to a process pool: same files, same rows."""
+    url = str(tmp_path / "t")
+    model = mor_table(url)
+    monkeypatch.setattr(compaction, "_PARALLEL_MIN_BYTES", 0)
+    instant_time = Table(url).schedule_compaction()
+    planned = sorted(file_id for _, file_id in _planned(url, instant_time))
+    assert len(planned) > 1
+    assert Table(url).compact() == [instant_time]
+    done = [parse_base_file_name(posixpath.basename(b)) for b in base_files(url)]
+    assert sorted(b.file_id for b in done if b.instant_time == instant_time) == planned
+    check(url, model, model)
+
+
 def check_snapshot(url: str, model: dict[str, dict]) -> None:
     want = [model[k] for k in sorted(model)]
     assert data_rows(Table(url).read()) == want
@@ -133,10 +177,45 @@ def test_writes_while_a_compaction_is_pending(tmp_path) -> None:
     assert in_planned
     assert {(log.base_instant, log.version) for log in in_planned} == {(instant_time, 1)}
     assert data_rows(Table(url).read()) == [model[k] for k in sorted(model)]  # hudi-rs 0.5 skips pending slices
-    Table(url).compact()
+    Table(url).write(rows([6]), mor_options("delete", "BLOOM"))
+    del model["k0006"]
+    with pytest.raises(HoodieTableError, match=f"no pending compaction 1 on the timeline .*pending: {instant_time}"):
+        Table(url).compact(instant="1")
+    assert Table(url).compact(instant=instant_time) == [instant_time]
     check_snapshot(url, model)
     for log in in_planned:
         assert latest_slices(url)[next(g for g in planned if g[1] == log.file_id)][0] == instant_time
+
+
+def test_failed_delta_commit_is_rolled_back_before_planning(tmp_path) -> None:
+    """A delta commit that died after writing its log files (markers left, never completed) is rolled back
+    before a plan is written, so no plan names a log file that the rollback deletes."""
+    url = str(tmp_path / "t")
+    model = mor_table(url)
+    crashed = Table(url).write(rows([0, 4], version=7), mor_options("upsert", "BLOOM",
+                                                                    **{"hoodie.parquet.small.file.limit": "0"}))
+    storage = Storage(url)
+    crashed_logs = sorted(p for p in log_files(url) if first_block_instant(storage, p) == crashed)
+    assert crashed_logs
+    for path in crashed_logs:
+        log = parse_log_file_name(posixpath.basename(path))
+        WriteMarkers(storage, crashed).create(posixpath.dirname(path),
+                                              append_marker_name(log.file_id, log.write_token, log.base_instant),
+                                              "APPEND")
+    (tmp_path / "t" / ".hoodie" / f"{crashed}.deltacommit").unlink()
+    instant_time = Table(url).schedule_compaction()
+    timeline = HoodieTable.load(storage).timeline
+    assert timeline.find(crashed) is None
+    assert [i.action for i in timeline.instants if i.timestamp > crashed] == ["rollback", "compaction"]
+    assert not any((tmp_path / "t" / p).exists() for p in crashed_logs)
+    planned_logs = {p for op in compaction.read_plan(HoodieTable.load(storage),
+                                                     Instant(instant_time, "compaction", "REQUESTED"))
+                    for p in op.log_paths}
+    assert planned_logs and not planned_logs & set(crashed_logs)
+    Table(url).write(rows([3], version=8), mor_options("upsert", "BLOOM"))
+    model.update(model_of(([3], 8)))
+    assert Table(url).compact() == [instant_time]
+    check_snapshot(url, model)
 
 
 def test_crashed_compaction_is_run_again(tmp_path) -> None:
@@ -162,18 +241,112 @@ def test_crashed_compaction_is_run_again(tmp_path) -> None:
     check(url, model, model)
 
 
-def test_target_io_bounds_the_plan(tmp_path) -> None:
-    """LogFileSizeBasedCompactionStrategy orders by log size; a tiny IO budget keeps only the first slice."""
+def _padded(ids: range, version: int, seed: int) -> pa.Table:
+    """Rows of about 250 incompressible bytes each: a partition's base file of 6000 rows is ~2.4 MB."""
+    rng = np.random.default_rng(seed)
+    pad = [bytes(row).hex() for row in rng.integers(0, 256, (len(ids), 250), dtype=np.uint8)]
+    return rows(ids, version).append_column("pad", pa.array(pad))
+
+
+def _sized_table(url: str) -> dict[tuple[str, str], tuple[int, int, int]]:
+    """One ~2.4 MB base file per city; 300, 150 and 60 updates logged in sf, nyc, la. Returns
+    (partition, file id) -> (base bytes, log bytes, log files)."""
+    table = Table(url)
+    table.write(_padded(range(18_000), 1, 1), mor_options("bulk_insert", "BLOOM"))
+    updated = [i for n, city in ((300, 0), (150, 1), (60, 2)) for i in range(city, 3 * n, 3)]
+    table.write(_padded(updated, 2, 2), mor_options("upsert", "BLOOM", **{"hoodie.parquet.small.file.limit": "0"}))
+    return {(s.partition_path, s.file_id): (s.base_file.size, sum(x.size for x in s.log_files), len(s.log_files))
+            for s in HoodieTable.load(Storage(url)).fs_view().latest_file_slices()}
+
+
+def _planned(url: str, instant_time: str) -> list[tuple[str, str]]:
+    ops = compaction.read_plan(HoodieTable.load(Storage(url)), Instant(instant_time, "compaction", "REQUESTED"))
+    return [(op.partition_path, op.file_id) for op in ops]
+
+
+def test_plan_metrics_order_threshold_and_io_bound(tmp_path) -> None:
+    """Hudi's metrics in whole MB; LogFileSizeBasedCompactionStrategy orders by log bytes, drops slices under
+    hoodie.compaction.logfile.size.threshold; BoundedIO takes slices until hoodie.compaction.target.io is
+    spent, the slice that spends it included."""
+    sizes = _sized_table(str(tmp_path / "t"))
+    by_logs = sorted(sizes, key=lambda g: -sizes[g][1])
+    assert [g[0] for g in by_logs] == ["city=sf", "city=nyc", "city=la"]
+    mb = 1024 * 1024
+    io_mb = {g: (base + logs) // mb + base // mb for g, (base, logs, _) in sizes.items()}
+    assert set(io_mb.values()) == {4}  # 2.4 MB bases: 2 MB read, 2 MB written
+    instants: list[str] = []
+    for n, (options, want) in enumerate([
+        ({}, by_logs),
+        ({"hoodie.compaction.logfile.size.threshold": str(sizes[by_logs[1]][1])}, by_logs[:2]),
+        ({"hoodie.compaction.target.io": "5"}, by_logs[:2]),  # 5-4 > 0 goes on, 1-4 <= 0 stops
+        ({"hoodie.compaction.target.io": "4"}, by_logs[:1]),
+    ]):
+        url = str(tmp_path / f"t{n}")
+        shutil.copytree(tmp_path / "t", url)
+        instants.append(Table(url).schedule_compaction(options))
+        assert _planned(url, instants[-1]) == want, options
+    plan = avro_models.deserialize(HoodieTable.load(Storage(str(tmp_path / "t0"))).timeline.read_bytes(
+        Instant(instants[0], "compaction", "REQUESTED")))
+    for op in plan["operations"]:
+        base, logs, count = sizes[(op["partitionPath"], op["fileId"])]
+        assert op["metrics"] == {"TOTAL_IO_READ_MB": float((base + logs) // mb), "TOTAL_IO_WRITE_MB": float(base // mb),
+                                 "TOTAL_IO_MB": float((base + logs) // mb + base // mb),
+                                 "TOTAL_LOG_FILES_SIZE": float(logs), "TOTAL_LOG_FILES": float(count)}
+
+
+def test_plan_file_is_hudis_avro(tmp_path) -> None:
+    """fastavro alone reads the requested file as Hudi's HoodieCompactionPlan, v2 (file names, not paths)."""
     url = str(tmp_path / "t")
     mor_table(url)
-    with_logs = [s for s in latest_slices(url).values() if s[1]]
-    assert len(with_logs) > 1
-    instant_time = Table(url).schedule_compaction({"hoodie.compaction.target.io": "1"})
-    ops = compaction.read_plan(HoodieTable.load(Storage(url)), Instant(instant_time, "compaction", "REQUESTED"))
-    assert len(ops) == 1
-    log_bytes = {(s.partition_path, s.file_id): sum(x.size for x in s.log_files)
-                 for s in HoodieTable.load(Storage(url)).fs_view().latest_file_slices()}
-    assert log_bytes[(ops[0].partition_path, ops[0].file_id)] == max(log_bytes.values())
+    instant_time = Table(url).schedule_compaction()
+    slices = {g: s for g, s in latest_slices(url).items() if s[1]}
+    with open(tmp_path / "t" / ".hoodie" / f"{instant_time}.compaction.requested", "rb") as f:
+        reader = fastavro.reader(f)
+        schema = json.loads(reader.metadata["avro.schema"])
+        (plan,) = list(reader)
+    assert schema["name"] == "HoodieCompactionPlan" and schema["namespace"] == "org.apache.hudi.avro.model"
+    assert [f["name"] for f in schema["fields"]] == ["operations", "extraMetadata", "version", "strategy",
+                                                     "preserveHoodieMetadata"]
+    assert (plan["version"], plan["extraMetadata"], plan["strategy"], plan["preserveHoodieMetadata"]) == \
+        (2, None, None, False)
+    assert sorted((op["partitionPath"], op["fileId"], op["baseInstantTime"], tuple(op["deltaFilePaths"]),
+                   op["dataFilePath"], op["bootstrapFilePath"]) for op in plan["operations"]) == sorted(
+        (p, f, base, logs, next(posixpath.basename(b) for b in base_files(url)
+                                if parse_base_file_name(posixpath.basename(b)).file_id == f
+                                and parse_base_file_name(posixpath.basename(b)).instant_time == base), None)
+        for (p, f), (base, logs) in slices.items())
+
+
+def test_pending_clustering_and_compaction_are_not_planned_again(tmp_path) -> None:
+    """A group in a pending clustering plan, or already in a pending compaction, stays out of a new plan."""
+    url = str(tmp_path / "t")
+    mor_table(url)
+    with_logs = sorted(g for g, s in latest_slices(url).items() if s[1])
+    clustered = with_logs[0]
+    plan = {"operationType": "CLUSTER", "extraMetadata": None, "version": 1, "clusteringPlan": {
+        "inputGroups": [{"slices": [{"dataFilePath": None, "deltaFilePaths": None, "fileId": clustered[1],
+                                     "partitionPath": clustered[0], "bootstrapFilePath": None, "version": 1}],
+                         "metrics": None, "numOutputFileGroups": 1, "extraMetadata": None, "version": 1}],
+        "strategy": None, "extraMetadata": None, "version": 1, "preserveHoodieMetadata": None}}
+    timeline = HoodieTable.load(Storage(url)).timeline
+    timeline.create_requested(new_instant_time(after=timeline.instants[-1].timestamp), "replacecommit",
+                              avro_models.serialize("HoodieRequestedReplaceMetadata", plan))
+    first = Table(url).schedule_compaction()
+    assert _planned(url, first) == [g for g in with_logs if g != clustered]
+    assert Table(url).schedule_compaction() is None
+
+
+def test_inserts_skip_groups_under_pending_compaction(tmp_path) -> None:
+    """MOR small-file handling never gives inserts to a slice a pending compaction is rewriting."""
+    url = str(tmp_path / "t")
+    mor_table(url)
+    instant_time = Table(url).schedule_compaction()
+    planned = set(_planned(url, instant_time))
+    Table(url).write(rows(range(40, 52)), mor_options("insert", "BLOOM"))
+    inserted = {(r["_hoodie_partition_path"], parse_base_file_name(r["_hoodie_file_name"]).file_id)
+                for r in Table(url).read({"hoodie.datasource.query.type": "read_optimized"}).to_pylist()
+                if r["id"] >= "k0040"}
+    assert inserted and not inserted & planned
 
 
 def _deltas(url: str, n: int, extra: dict[str, str]) -> list[str | None]:
@@ -196,6 +369,59 @@ def test_inline_num_commits(tmp_path) -> None:
     assert seen == [None, "commit.COMPLETED", "commit.COMPLETED", "commit.COMPLETED",
                     "commit.COMPLETED,commit.COMPLETED"]
     check_snapshot(url, model_of((range(10), 1), ([0, 5], 6)))
+
+
+def test_inline_num_commits_default_five(tmp_path) -> None:
+    """hoodie.compact.inline alone: the fifth delta commit (bulk_insert and four upserts) compacts."""
+    url = str(tmp_path / "t")
+    Table(url).write(rows(range(10)), mor_options("bulk_insert", "BLOOM", **{"hoodie.compact.inline": "true"}))
+    seen = _deltas(url, 5, {"hoodie.compact.inline": "true"})
+    assert seen == [None, None, None, "commit.COMPLETED", "commit.COMPLETED"]
+    check_snapshot(url, model_of((range(10), 1), ([0, 5], 6)))
+
+
+def test_inline_time_elapsed(tmp_path) -> None:
+    """TIME_ELAPSED with max.delta.seconds=1: the first upsert a second after the first delta commit compacts;
+    from then on the seconds count from that compaction."""
+    url = str(tmp_path / "t")
+    extra = {"hoodie.compact.inline": "true", "hoodie.compact.inline.trigger.strategy": "TIME_ELAPSED",
+             "hoodie.compact.inline.max.delta.seconds": "1"}
+    Table(url).write(rows(range(10)), mor_options("bulk_insert", "BLOOM", **extra))
+    time.sleep(1.1)
+    assert _deltas(url, 1, extra) == ["commit.COMPLETED"]
+    check_snapshot(url, model_of((range(10), 1), ([0, 5], 2)))
+    table = HoodieTable.load(Storage(url))
+    compacted = compaction._epoch(table.timeline.completed_commits()[-1].timestamp, "LOCAL")
+    cfg = HoodieConfig(extra)
+    assert not compaction.compaction_due(table, cfg, now=compacted + 0.9)
+    assert compaction.compaction_due(table, cfg, now=compacted + 1.0)
+
+
+def test_failure_in_the_middle_then_rerun(tmp_path) -> None:
+    """A compaction that fails after writing some new base files stays inflight; readers never see its files,
+    and the next run rolls the attempt back and redoes the whole plan."""
+    url = str(tmp_path / "t")
+    model = mor_table(url)
+    instant_time = Table(url).schedule_compaction()
+    ops = compaction.read_plan(HoodieTable.load(Storage(url)), Instant(instant_time, "compaction", "REQUESTED"))
+    assert len(ops) > 1
+    unreadable = tmp_path / "t" / ops[-1].log_paths[0]  # the last slice's log becomes a directory: reading it fails
+    unreadable.rename(tmp_path / "aside")
+    unreadable.mkdir()
+    with pytest.raises(IsADirectoryError):
+        compaction.run_compaction(Storage(url))
+    unreadable.rmdir()
+    (tmp_path / "aside").rename(unreadable)
+    state = HoodieTable.load(Storage(url)).timeline.find(instant_time)
+    assert (state.action, state.state) == ("compaction", "INFLIGHT")
+    partial = [b for b in base_files(url) if parse_base_file_name(posixpath.basename(b)).instant_time == instant_time]
+    assert len(partial) == len(ops)  # the first slice's file complete, the failed one's left half-written
+    check_snapshot(url, model)
+    assert compaction.run_compaction(Storage(url)) == [instant_time]
+    done = [parse_base_file_name(posixpath.basename(b)) for b in base_files(url)]
+    assert sorted(b.file_id for b in done if b.instant_time == instant_time) == sorted(op.file_id for op in ops)
+    assert not (tmp_path / "t" / ".hoodie" / ".temp" / instant_time).exists()
+    check(url, model, model)
 
 
 def test_schedule_inline_only_plans(tmp_path) -> None:

@@ -18,7 +18,7 @@ import os
 import tempfile
 
 import pyarrow as pa
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from oracles import hudi_rs_read
 
@@ -157,7 +157,23 @@ def test_random_sequences_match_the_model(index: str, steps: list[dict]) -> None
     run_sequence(index, steps, "COPY_ON_WRITE")
 
 
+def _write(op: str, keys: list[int], seed: int, failure: str = "none") -> dict:
+    return {"op": op, "keys": keys, "tasks": 2, "failure": failure, "seed": seed}
+
+
+# Always run: writes into a slice a pending compaction opened (schedule only, then writes, then run),
+# a failed write while the plan is pending, and schedule + run in one step.
+COMPACTION_SEQUENCE = [
+    _write("bulk_insert", list(range(20)), 1), _write("upsert", [1, 2, 3, 25, 1], 2),
+    {"op": "schedule_compaction"}, _write("upsert", [2, 5, 26], 3, "lost_attempt"), _write("delete", [3, 4], 4),
+    _write("upsert", [6, 27], 5, "driver_dies"), {"op": "compact"}, _write("upsert", [1, 7, 28], 6),
+    {"op": "compact"},
+]
+
+
 @settings(max_examples=max(1, EXAMPLES // 2), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(index=st.sampled_from(INDEXES), steps=st.lists(mor_step, min_size=1, max_size=7))
+@example(index="BLOOM", steps=COMPACTION_SEQUENCE)
+@example(index="BUCKET", steps=COMPACTION_SEQUENCE)
 def test_random_mor_sequences_match_the_model(index: str, steps: list[dict]) -> None:
     run_sequence(index, steps, "MERGE_ON_READ")

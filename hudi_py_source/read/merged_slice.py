@@ -116,6 +116,18 @@ class SliceSpec:
     log_paths: tuple[str, ...]
 
 
+@dataclass
+class MergeStats:
+    """Counts of one slice's merge, for the write stat a compaction records (Hudi's HoodieWriteStat): log
+    blocks and records applied, base rows replaced or deleted by the log, log rows inserted."""
+
+    log_blocks: int = 0
+    log_records: int = 0
+    updated: int = 0
+    deleted: int = 0
+    inserted: int = 0
+
+
 def log_visibility(timeline: ActiveTimeline, as_of: str | None) -> LogVisibility:
     done = [i.timestamp for i in timeline.completed_commits()]
     last = done[-1] if done else None
@@ -377,33 +389,40 @@ def _base_batches(storage: Storage, path: str) -> Iterator[pa.Table]:
 
 
 def read_merged_slice(storage: Storage, spec: SliceSpec, schema: pa.Schema, config: MergeConfig,
-                      visibility: LogVisibility, restore: dict[str, str | None] | None = None) -> Iterator[pa.Table]:
-    """Rows of the slice in `schema` (meta columns included): merged base rows, then log inserts."""
+                      visibility: LogVisibility, restore: dict[str, str | None] | None = None,
+                      stats: MergeStats | None = None) -> Iterator[pa.Table]:
+    """Rows of the slice in `schema` (meta columns included): merged base rows, then log inserts.
+    `stats`, when given, is filled in as the rows are yielded."""
     restore = restore or {}
+    stats = stats if stats is not None else MergeStats()
     if config.append_only:
-        yield from _append_only(storage, spec, schema, visibility, restore)
+        yield from _append_only(storage, spec, schema, visibility, restore, stats)
         return
     records = LogRecords(schema, config)
     try:
         schemas: dict[str, pa.Schema] = {}
         for path, block in _blocks(storage, spec.log_paths, visibility):
             decoded = _decoded(path, block, schemas)
+            stats.log_blocks += 1
+            stats.log_records += decoded.num_rows
             if block.block_type == BlockType.DELETE_BLOCK:
                 records.apply(records.delete_rows(decoded))
             else:
                 records.apply(records.data_rows(conform(decoded, schema, restore)))
         if spec.base_path is not None:
             for batch in _base_batches(storage, spec.base_path):
-                yield _merge_base(records, conform(batch, schema, restore), config).select(schema.names)
+                yield _merge_base(records, conform(batch, schema, restore), config, stats).select(schema.names)
         for piece in records.remaining():
-            yield _visible(piece).select(schema.names)
+            inserted = _visible(piece)
+            stats.inserted += inserted.num_rows
+            yield inserted.select(schema.names)
     finally:
         log.info("file slice %s/%s: %d bytes of log records spilled to disk", spec.partition_path, spec.file_id,
                  records.map.spilled_bytes())
         records.close()
 
 
-def _merge_base(records: LogRecords, base: pa.Table, config: MergeConfig) -> pa.Table:
+def _merge_base(records: LogRecords, base: pa.Table, config: MergeConfig, stats: MergeStats) -> pa.Table:
     if base.num_rows == 0:
         return base
     current = records.current(base.column(KEY))
@@ -411,20 +430,29 @@ def _merge_base(records: LogRecords, base: pa.Table, config: MergeConfig) -> pa.
         return base
     deleted = current.filter(current.column(_DELETE)).column(KEY)
     if len(deleted):
-        base = base.filter(pc.invert(pc.is_in(base.column(KEY), value_set=deleted.combine_chunks())))
+        kept = base.filter(pc.invert(pc.is_in(base.column(KEY), value_set=deleted.combine_chunks())))
+        stats.deleted += base.num_rows - kept.num_rows
+        base = kept
     updates = current.filter(pc.invert(current.column(_DELETE)))
     updates = updates.drop_columns([c for c in (_SEQ, _DELETE, _ORDER) if c in updates.column_names])
     if updates.num_rows == 0:
         return base
-    return merge_with_stored(base, updates, KEY, config.ordering_field, config.payload_class).rows
+    merged = merge_with_stored(base, updates, KEY, config.ordering_field, config.payload_class)
+    stats.deleted += len(merged.deleted_keys)
+    stats.updated += int(np.count_nonzero(merged.from_incoming.to_numpy(zero_copy_only=False)))
+    return merged.rows
 
 
 def _append_only(storage: Storage, spec: SliceSpec, schema: pa.Schema, visibility: LogVisibility,
-                 restore: dict[str, str | None]) -> Iterator[pa.Table]:
+                 restore: dict[str, str | None], stats: MergeStats) -> Iterator[pa.Table]:
     if spec.base_path is not None:
         for batch in _base_batches(storage, spec.base_path):
             yield conform(batch, schema, restore)
     schemas: dict[str, pa.Schema] = {}
     for path, block in _blocks(storage, spec.log_paths, visibility):
+        decoded = _decoded(path, block, schemas)
+        stats.log_blocks += 1
+        stats.log_records += decoded.num_rows
         if block.block_type != BlockType.DELETE_BLOCK:
-            yield conform(_decoded(path, block, schemas), schema, restore)
+            stats.inserted += decoded.num_rows
+            yield conform(decoded, schema, restore)

@@ -37,6 +37,7 @@ from ..config import (
     PARQUET_BLOCK_SIZE,
     PARQUET_COMPRESSION,
     PARQUET_DICTIONARY,
+    PARQUET_MAX_FILE_SIZE,
     PARQUET_PAGE_SIZE,
     SPILLABLE_MAP_PATH,
     HoodieConfig,
@@ -44,7 +45,7 @@ from ..config import (
 from ..errors import HoodieTableError
 from ..io.avro_schema import to_json
 from ..io.base_file import BaseFileWriter
-from ..read.merged_slice import SliceSpec, log_visibility, merge_config, read_merged_slice
+from ..read.merged_slice import MergeStats, SliceSpec, log_visibility, merge_config, read_merged_slice
 from ..read.snapshot import full_schema
 from ..storage import Storage
 from ..table.file_names import make_base_file_name, parse_base_file_name, write_token
@@ -53,10 +54,12 @@ from ..table.hoodie_table import HoodieTable
 from ..timeline import avro_models
 from ..timeline.commit_metadata import CommitMetadata, WriteStat
 from ..timeline.instant import (
+    CLUSTERING,
     COMMIT,
     COMPACTION,
     DELTA_COMMIT,
     INFLIGHT,
+    REPLACE_COMMIT,
     REQUESTED,
     Instant,
     new_instant_time,
@@ -64,7 +67,7 @@ from ..timeline.instant import (
 )
 from ..write.markers import WriteMarkers
 from ..write.new_file_groups import base_file_write_stat, meta_fields_avro_json
-from ..write.rollback import last_instant_time
+from ..write.rollback import last_instant_time, rollback_instant
 
 LOG = logging.getLogger("hudi_py_source.compaction")
 PLAN = "HoodieCompactionPlan"
@@ -83,6 +86,10 @@ class Operation:
     base_path: str | None
     log_paths: tuple[str, ...]
     log_bytes: int
+
+
+def _storage(storage_or_path: Storage | str) -> Storage:
+    return storage_or_path if isinstance(storage_or_path, Storage) else Storage(storage_or_path)
 
 
 def _table(storage: Storage) -> HoodieTable:
@@ -106,8 +113,9 @@ def read_plan(table: HoodieTable, instant: Instant) -> list[Operation]:
             return posixpath.join(partition, name) if partition else name
 
         data = op.get("dataFilePath")
+        log_bytes = int((op.get("metrics") or {}).get("TOTAL_LOG_FILES_SIZE", 0))
         out.append(Operation(partition, op["fileId"], op["baseInstantTime"], rel(data) if data else None,
-                             tuple(rel(p) for p in op.get("deltaFilePaths") or []), 0))
+                             tuple(rel(p) for p in op.get("deltaFilePaths") or []), log_bytes))
     return out
 
 
@@ -127,17 +135,35 @@ def _operation(file_slice: FileSlice) -> Operation:
                      sum(log.size for log in file_slice.log_files))
 
 
-def _io_metrics(op: Operation, base_bytes: int) -> dict[str, float]:
-    """Hudi's per-operation metrics: the plan's IO bound adds up TOTAL_IO_MB."""
-    read_mb = (base_bytes + op.log_bytes) / _MB
-    write_mb = (base_bytes if base_bytes else op.log_bytes) / _MB
-    return {"TOTAL_LOG_FILES": float(len(op.log_paths)), "TOTAL_LOG_FILES_SIZE": float(op.log_bytes),
-            "TOTAL_IO_READ_MB": read_mb, "TOTAL_IO_WRITE_MB": write_mb, "TOTAL_IO_MB": read_mb + write_mb}
+def _io_metrics(op: Operation, base_bytes: int, default_base_bytes: int) -> dict[str, float]:
+    """Hudi's per-slice metrics, in whole MB as its FSUtils.getSizeInMB truncates them: the plan's IO
+    bound adds up TOTAL_IO_MB, and a slice without a base file is charged a full-size base to write."""
+    read_mb = (base_bytes + op.log_bytes) // _MB
+    write_mb = (base_bytes if base_bytes > 0 else default_base_bytes) // _MB
+    return {"TOTAL_IO_READ_MB": float(read_mb), "TOTAL_IO_WRITE_MB": float(write_mb),
+            "TOTAL_IO_MB": float(read_mb + write_mb), "TOTAL_LOG_FILES_SIZE": float(op.log_bytes),
+            "TOTAL_LOG_FILES": float(len(op.log_paths))}
+
+
+def pending_clustering_file_groups(table: HoodieTable) -> set[tuple[str, str]]:
+    """(partition, file id) of the slices a pending clustering plan rewrites: a compaction must not
+    plan them, or two services would each write the group's next base file."""
+    out: set[tuple[str, str]] = set()
+    for instant in table.timeline.pending():
+        if instant.action not in (REPLACE_COMMIT, CLUSTERING):
+            continue
+        data = table.timeline.read_bytes(Instant(instant.timestamp, instant.action, REQUESTED))
+        plan = (avro_models.deserialize(data).get("clusteringPlan") or {}) if data else {}
+        for group in plan.get("inputGroups") or []:
+            out.update((s.get("partitionPath") or "", s["fileId"]) for s in group.get("slices") or [])
+    return out
 
 
 def _select(table: HoodieTable, cfg: HoodieConfig) -> list[tuple[Operation, dict[str, float]]]:
-    """LogFileSizeBasedCompactionStrategy: slices with logs, largest log total first, within the IO bound."""
-    busy = pending_compaction_file_groups(table)
+    """LogFileSizeBasedCompactionStrategy: slices with logs of at least the threshold, largest log total
+    first, then BoundedIOCompactionStrategy: take slices until the IO budget is spent (the slice that
+    exhausts it is taken too)."""
+    busy = set(pending_compaction_file_groups(table)) | pending_clustering_file_groups(table)
     threshold = cfg.get(COMPACTION_LOGFILE_SIZE_THRESHOLD)
     candidates = []
     for file_slice in table.fs_view().latest_file_slices():
@@ -146,14 +172,14 @@ def _select(table: HoodieTable, cfg: HoodieConfig) -> list[tuple[Operation, dict
         op = _operation(file_slice)
         if op.log_bytes >= threshold:
             base_bytes = file_slice.base_file.size if file_slice.base_file else 0
-            candidates.append((op, _io_metrics(op, base_bytes)))
+            candidates.append((op, _io_metrics(op, base_bytes, cfg.get(PARQUET_MAX_FILE_SIZE))))
     candidates.sort(key=lambda c: (-c[0].log_bytes, c[0].partition_path, c[0].file_id))
     chosen, budget = [], cfg.get(COMPACTION_TARGET_IO)
     for op, metrics in candidates:
-        if chosen and budget - metrics["TOTAL_IO_MB"] < 0:
-            break
         chosen.append((op, metrics))
-        budget -= metrics["TOTAL_IO_MB"]
+        budget -= int(metrics["TOTAL_IO_MB"])
+        if budget <= 0:
+            break
     return chosen
 
 
@@ -171,9 +197,21 @@ def _plan_record(chosen: list[tuple[Operation, dict[str, float]]]) -> dict[str, 
             "strategy": None, "preserveHoodieMetadata": False}
 
 
-def schedule_compaction(storage: Storage, options: dict[str, Any] | None = None) -> str | None:
+def _roll_back_failed_delta_commits(table: HoodieTable) -> HoodieTable:
+    """A pending delta commit's log files sit in the slices a plan would list, and its rollback deletes
+    them: Hudi refuses to plan while an earlier write is inflight. With the single-writer eager policy of
+    the write client such a write has no live writer, so it is rolled back now, as the next write would."""
+    for pending in table.timeline.pending():
+        if pending.action == DELTA_COMMIT:
+            LOG.info("rolling back failed delta commit %s before scheduling a compaction", pending.timestamp)
+            rollback_instant(table, pending)
+            table = table.reload()
+    return table
+
+
+def schedule_compaction(storage: Storage | str, options: dict[str, Any] | None = None) -> str | None:
     """Write a compaction plan of the slices worth compacting; None when no slice has log files."""
-    table = _table(storage)
+    table = _roll_back_failed_delta_commits(_table(_storage(storage)))
     chosen = _select(table, HoodieConfig(options or {}))
     if not chosen:
         return None
@@ -222,16 +260,27 @@ def _compact_slice(job: _Job) -> dict[str, Any]:
     spec = SliceSpec(op.partition_path, op.file_id, op.base_path, op.log_paths)
     writer = _writer(job, cfg, rel_path)
     name_index = job.schema.get_field_index("_hoodie_file_name")
-    for rows in read_merged_slice(job.storage, spec, job.schema, config, log_visibility(table.timeline, None)):
+    merged = MergeStats()
+    for rows in read_merged_slice(job.storage, spec, job.schema, config, log_visibility(table.timeline, None),
+                                  stats=merged):
         if rows.num_rows:
             writer.write(rows.set_column(name_index, "_hoodie_file_name",
                                          pa.repeat(pa.scalar(file_name, pa.string()), rows.num_rows)))
-    stats = writer.close()
+    written = writer.close()
     elapsed = int((time.monotonic() - started) * 1000)
-    stat = base_file_write_stat(op.file_id, op.partition_path, rel_path, op.base_instant, stats.num_rows,
-                                stats.file_size, elapsed, 0, stats.num_rows)
-    log_bytes = sum(job.storage.size(p) for p in op.log_paths)
-    stat.update({"totalLogFilesCompacted": len(op.log_paths), "totalLogSizeCompacted": log_bytes})
+    return _compaction_stat(op, rel_path, written.num_rows, written.file_size, elapsed, merged)
+
+
+def _compaction_stat(op: Operation, rel_path: str, rows: int, size: int, elapsed_ms: int,
+                     merged: MergeStats) -> dict[str, Any]:
+    """The write stat Hudi records for a compacted slice: the merge handle's counts plus the log scan's.
+    totalUpdatedRecordsCompacted (Hudi: the keys in its merged log-record map) counts the log's keys that
+    changed the slice, so deletes of absent keys and log records that lost to the base are left out."""
+    stat = base_file_write_stat(op.file_id, op.partition_path, rel_path, op.base_instant, rows, size, elapsed_ms,
+                                merged.inserted, merged.updated, merged.deleted)
+    stat.update({"totalLogRecords": merged.log_records, "totalLogFilesCompacted": len(op.log_paths),
+                 "totalLogSizeCompacted": op.log_bytes, "totalLogBlocks": merged.log_blocks,
+                 "totalUpdatedRecordsCompacted": merged.updated + merged.deleted + merged.inserted})
     return stat
 
 
@@ -270,8 +319,9 @@ def _schema_json(avro: dict | None) -> str:
     return to_json(avro) if avro is not None else ""
 
 
-def execute_compaction(storage: Storage, instant_time: str, options: dict[str, Any] | None = None) -> str:
+def execute_compaction(storage: Storage | str, instant_time: str, options: dict[str, Any] | None = None) -> str:
     """Run one scheduled (or interrupted) compaction to completion; returns its instant time."""
+    storage = _storage(storage)
     table = _table(storage)
     instant = table.timeline.find(instant_time)
     if instant is None or instant.action not in (COMPACTION, COMMIT):
@@ -294,10 +344,17 @@ def execute_compaction(storage: Storage, instant_time: str, options: dict[str, A
     return instant_time
 
 
-def run_compaction(storage: Storage, options: dict[str, Any] | None = None) -> list[str]:
-    """Execute every pending compaction, oldest first."""
-    table = _table(storage)
-    return [execute_compaction(storage, i.timestamp, options) for i in table.timeline.pending_compactions()]
+def run_compaction(storage: Storage | str, options: dict[str, Any] | None = None,
+                   instant: str | None = None) -> list[str]:
+    """Execute every pending compaction, oldest first (or only `instant`); their instant times."""
+    storage = _storage(storage)
+    pending = [i.timestamp for i in _table(storage).timeline.pending_compactions()]
+    if instant is not None:
+        if instant not in pending:
+            raise HoodieTableError(f"no pending compaction {instant} on the timeline of {storage.base_url}; "
+                                   f"pending: {', '.join(pending) or 'none'}")
+        pending = [instant]
+    return [execute_compaction(storage, t, options) for t in pending]
 
 
 def _delta_commits_since(table: HoodieTable, include_requested: bool) -> tuple[int, str | None]:
