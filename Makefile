@@ -10,7 +10,7 @@ export SPARK_CONF_DIR := $(CURDIR)/spark-conf
 # Spark's Python workers must run the venv's interpreter (pyarrow, pyhudi), not whatever python3 is on PATH.
 export PYSPARK_PYTHON := $(abspath $(VENV))/bin/python
 
-.PHONY: install java test demo lint bench bench-scale bench-compaction
+.PHONY: install java test demo lint bench bench-scale bench-compaction bench-long-run
 
 install: $(VENV)/.installed
 
@@ -48,3 +48,7 @@ bench-scale: $(VENV)/.installed
 # Snapshot read of the workload's MOR table with logs, its compaction, and the read after; bench/results/compaction.json.
 bench-compaction: $(VENV)/.installed
 	$(PYTHON) bench/compaction.py --rows $(ROWS)
+
+# 300 small commits with table services on and off (COW and MOR): time, files and bytes; bench/results/long_run.json.
+bench-long-run: $(VENV)/.installed
+	$(PYTHON) bench/long_run.py

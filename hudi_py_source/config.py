@@ -364,12 +364,27 @@ CLUSTERING_UPDATES_STRATEGY = define(
              "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy"))
 CLUSTERING_PRESERVE_COMMIT_METADATA = define("hoodie.clustering.preserve.commit.metadata", True, bool,
                                              "Keep records' _hoodie_commit_time when clustering.")
+CLUSTERING_SINGLE_GROUP = define("hoodie.clustering.plan.strategy.single.group.clustering.enabled", True, bool,
+                                 "Plan a partition's last group even when it holds a single file slice.")
+CLUSTERING_ROLLBACK_ON_CONFLICT = define(
+    "hoodie.clustering.rollback.pending.replacecommit.on.conflict", False, bool,
+    "With the allow-update strategy, roll back a pending clustering whose file groups a write updates.")
 
 # --- commit callbacks ----------------------------------------------------------------------------
+HTTP_CALLBACK_CLASS = "org.apache.hudi.callback.impl.HoodieWriteCommitHttpCallback"
+KAFKA_CALLBACK_CLASS = "org.apache.hudi.utilities.callback.kafka.HoodieWriteCommitKafkaCallback"
+
+
+def _runnable_callback(value: str) -> bool:
+    """Hudi's two callbacks run here; another Java class cannot, so it fails before the write starts."""
+    return value in (HTTP_CALLBACK_CLASS, KAFKA_CALLBACK_CLASS) or not value.startswith(("org.", "com."))
+
+
 CALLBACK_ON = define("hoodie.write.commit.callback.on", False, bool, "Notify after every commit.")
-CALLBACK_CLASS = define("hoodie.write.commit.callback.class",
-                        "org.apache.hudi.callback.impl.HoodieWriteCommitHttpCallback", str,
-                        "Callback: Hudi's HTTP or Kafka class name, or a dotted Python path to a class.")
+CALLBACK_CLASS = define("hoodie.write.commit.callback.class", HTTP_CALLBACK_CLASS, str,
+                        f"Callback: {HTTP_CALLBACK_CLASS}, {KAFKA_CALLBACK_CLASS} or a dotted Python path to "
+                        "a class with a call(message) method (other Java classes cannot run in pyhudi).",
+                        validate=_runnable_callback)
 CALLBACK_HTTP_URL = define("hoodie.write.commit.callback.http.url", None, str, "URL the HTTP callback posts to.")
 CALLBACK_HTTP_API_KEY = define("hoodie.write.commit.callback.http.api.key", "hudi_write_commit_http_callback",
                                str, "Value of the HTTP callback's HUDI-CALLBACK-KEY header.")
@@ -394,6 +409,11 @@ INCR_FALLBACK_FULL_SCAN = define("hoodie.datasource.read.incr.fallback.fulltable
                                  "Incremental query over cleaned files: scan the table instead of failing.")
 AS_OF_INSTANT = define("as.of.instant", None, str, "Time travel: read the table as of this instant.")
 
+# --- Spark SQL ---------------------------------------------------------------------------------------
+SQL_INSERT_INTO_OPERATION = define("hoodie.spark.sql.insert.into.operation", "insert", str,
+                                   "Write operation of SQL INSERT INTO a table registered by name.",
+                                   choices=("insert", "upsert", "bulk_insert"))
+
 # --- catalog sync --------------------------------------------------------------------------------
 HIVE_SYNC_ENABLE = define("hoodie.datasource.hive_sync.enable", False, bool,
                           "Register or update the table in the catalog after each commit.",
@@ -409,6 +429,16 @@ HIVE_SYNC_MODE = define("hoodie.datasource.hive_sync.mode", None, str, "How to r
 STREAMING_CHECKPOINT_ID = define("hoodie.datasource.write.streaming.checkpoint.identifier",
                                  "default_single_writer", str,
                                  "Writer id under which a streaming sink keeps its batch id in commit metadata.")
+STREAMING_RETRY_COUNT = define("hoodie.datasource.write.streaming.retry.count", 3, int,
+                               "Attempts at committing one micro-batch before the query fails.", validate=_positive)
+STREAMING_RETRY_INTERVAL_MS = define("hoodie.datasource.write.streaming.retry.interval.ms", 2000, int,
+                                     "Wait before the first retry of a micro-batch; doubles each retry.",
+                                     validate=_non_negative)
+STREAMING_IGNORE_FAILED_BATCH = define("hoodie.datasource.write.streaming.ignore.failed.batch", False, bool,
+                                       "Drop a micro-batch that failed every attempt and go on (loses its data).")
+STREAMING_START_OFFSET = define("hoodie.datasource.streaming.startOffset", "earliest", str,
+                                "Where a new streaming read starts: earliest, latest or after an instant time.",
+                                validate=lambda v: v.lower() in ("earliest", "latest") or v.isdigit())
 
 # --- keys Hudi accepts and pyhudi ignores on purpose --------------------------------------------
 IGNORED_KEYS = frozenset(

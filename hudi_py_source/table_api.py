@@ -13,10 +13,17 @@ import pyarrow as pa
 
 from .read.predicates import Predicate
 from .read.snapshot import ReadPlan, plan_read, read_table
+from .services.archival import archive
+from .services.clean import clean
+from .services.clustering import pending_clusterings, run_clustering, schedule_clustering
 from .services.compaction import run_compaction, schedule_compaction
+from .services.restore import restore_to_savepoint
+from .services.savepoint import create_savepoint, delete_savepoint
 from .storage import Storage
 from .table.file_names import write_token
 from .table.hoodie_table import HoodieTable
+from .timeline.archived import ArchivedTimeline
+from .timeline.instant import Instant
 from .write.client import abort_write, commit_write, start_write, write_task
 
 Data = pa.Table | pa.RecordBatch | Iterable[pa.RecordBatch]
@@ -81,6 +88,49 @@ class Table:
         if instant is None and not self.hoodie_table().timeline.pending_compactions():
             schedule_compaction(self.storage, options)
         return run_compaction(self.storage, options, instant)
+
+    def clean(self, options: dict[str, Any] | None = None) -> str | None:
+        """Delete file versions the cleaner policy no longer retains (finishing any interrupted clean first);
+        the clean instant, or None when nothing was due or nothing would be deleted."""
+        return clean(self.storage, options)
+
+    def savepoint(self, instant: str | None = None, user: str = "", comment: str = "") -> str:
+        """Savepoint a completed commit (default: the latest) so clean and archival keep what restoring it
+        needs; the savepointed instant."""
+        return create_savepoint(self.storage, instant, user, comment)
+
+    def delete_savepoint(self, instant: str) -> None:
+        """Remove a savepoint; clean and archival may then reclaim what only it kept."""
+        delete_savepoint(self.storage, instant)
+
+    def restore(self, instant: str) -> str:
+        """Roll the table back to the savepoint `instant` (resuming an interrupted restore to it); the
+        restore instant. No writer may run meanwhile: writes refuse to start while a restore is pending."""
+        return restore_to_savepoint(self.storage, instant)
+
+    def schedule_clustering(self, options: dict[str, Any] | None = None) -> str | None:
+        """Plan a clustering of the small file slices (Hudi's size-based plan strategy); its instant, or None."""
+        return schedule_clustering(self.storage, options)
+
+    def cluster(self, options: dict[str, Any] | None = None) -> list[str]:
+        """Run every pending clustering, oldest first, scheduling one first when none is pending; their
+        instants (empty when there was nothing to cluster)."""
+        if not pending_clusterings(self.hoodie_table()):
+            schedule_clustering(self.storage, options)
+        return run_clustering(self.storage, options)
+
+    def archive(self, options: dict[str, Any] | None = None) -> list[str]:
+        """Move old instants into the archived timeline as Hudi's archiver does (hoodie.keep.min/max.commits);
+        the instant times archived, empty when nothing was due."""
+        return archive(self.storage, options)
+
+    def archived_timeline(self) -> ArchivedTimeline:
+        """The archived timeline: `.instants`, `.completed_commits()` and `.commit_metadata(instant)`."""
+        return ArchivedTimeline.load(self.storage, self.hoodie_table().props.archive_folder)
+
+    def archived_instants(self) -> list[Instant]:
+        """Every archived instant state (requested, inflight, completed), in timeline order."""
+        return self.archived_timeline().instants
 
     def hoodie_table(self) -> HoodieTable:
         return HoodieTable.load(self.storage)

@@ -33,6 +33,7 @@ from ..storage import Storage
 from ..table.file_names import parse_base_file_name, parse_log_file_name
 from ..table.fs_view import BaseFile, FileSlice, LogFile
 from ..table.hoodie_table import HoodieTable
+from ..timeline.archived import ArchivedTimeline
 from ..timeline.avro_models import deserialize
 from ..timeline.commit_metadata import CommitMetadata
 from ..timeline.instant import CLEAN, COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
@@ -75,10 +76,20 @@ def _instant_arg(key: str, value: str) -> str:
     return value
 
 
-def completed_commits(table: HoodieTable) -> list[tuple[Instant, CommitMetadata]]:
-    """Completed write instants (compactions complete as commits, clustering as replacecommits)."""
-    return [(i, table.timeline.read_commit_metadata(i)) for i in table.timeline.completed_commits()
-            if i.action in _WRITE_ACTIONS]
+def completed_commits(table: HoodieTable, begin: str | None = None) -> list[tuple[Instant, CommitMetadata]]:
+    """Completed write instants (compactions complete as commits, clustering as replacecommits), archived
+    ones included unless `begin` shows the range starts on the active timeline (archived commits are all
+    older than it)."""
+    active = [(i, table.timeline.read_commit_metadata(i)) for i in table.timeline.completed_commits()
+              if i.action in _WRITE_ACTIONS]
+    start = table.timeline.timeline_start()
+    if begin is not None and start is not None and begin >= start:
+        return active
+    archived = ArchivedTimeline.load(table.storage, table.props.archive_folder)
+    seen = {i.timestamp for i, _ in active}
+    older = [(i, archived.commit_metadata(i)) for i in archived.completed_commits()
+             if i.action in _WRITE_ACTIONS and i.timestamp not in seen]
+    return sorted(older + active, key=lambda pair: pair[0].sort_key())
 
 
 def _written_files(commits: list[tuple[Instant, CommitMetadata]]) -> dict[tuple[str, str], _Written]:
@@ -180,7 +191,7 @@ def _range_predicates(begin: str, end: str) -> list[Predicate]:
 def plan_incremental(storage: Storage, cfg: HoodieConfig, predicates: list[Predicate]) -> ReadPlan:
     begin = _instant_arg(READ_BEGIN_INSTANT.key, cfg.require(READ_BEGIN_INSTANT))
     table = HoodieTable.load(storage)
-    commits = completed_commits(table)
+    commits = completed_commits(table, begin)
     end_option = cfg.get(READ_END_INSTANT)
     end = _instant_arg(READ_END_INSTANT.key, end_option) if end_option else (
         commits[-1][0].timestamp if commits else begin)

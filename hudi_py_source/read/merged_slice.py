@@ -133,7 +133,7 @@ def log_visibility(timeline: ActiveTimeline, as_of: str | None) -> LogVisibility
     last = done[-1] if done else None
     pinned = min(as_of, last) if (as_of is not None and last is not None) else (as_of or last)
     completed = frozenset(t for t in done if pinned is None or t <= pinned)
-    return LogVisibility(completed, pinned, timeline.first_timestamp())
+    return LogVisibility(completed, pinned, timeline.timeline_start())
 
 
 def merge_config(props: TableProperties, max_memory_bytes: int, spill_dir: str) -> MergeConfig:

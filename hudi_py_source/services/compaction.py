@@ -22,10 +22,6 @@ from typing import Any
 import pyarrow as pa
 
 from ..config import (
-    BLOOM_DYNAMIC_MAX_ENTRIES,
-    BLOOM_FILTER_TYPE,
-    BLOOM_FPP,
-    BLOOM_NUM_ENTRIES,
     COMPACT_INLINE,
     COMPACT_MAX_DELTA_COMMITS,
     COMPACT_MAX_DELTA_SECONDS,
@@ -34,11 +30,7 @@ from ..config import (
     COMPACTION_LOGFILE_SIZE_THRESHOLD,
     COMPACTION_TARGET_IO,
     MERGE_MAX_MEMORY,
-    PARQUET_BLOCK_SIZE,
-    PARQUET_COMPRESSION,
-    PARQUET_DICTIONARY,
     PARQUET_MAX_FILE_SIZE,
-    PARQUET_PAGE_SIZE,
     SPILLABLE_MAP_PATH,
     HoodieConfig,
 )
@@ -66,7 +58,7 @@ from ..timeline.instant import (
     parse_instant_time,
 )
 from ..write.markers import WriteMarkers
-from ..write.new_file_groups import base_file_write_stat, meta_fields_avro_json
+from ..write.new_file_groups import base_file_write_stat, base_file_writer
 from ..write.rollback import last_instant_time, rollback_instant
 
 LOG = logging.getLogger("hudi_py_source.compaction")
@@ -236,14 +228,8 @@ class _Job:
 
 
 def _writer(job: _Job, cfg: HoodieConfig, rel_path: str) -> BaseFileWriter:
-    return BaseFileWriter(
-        job.storage, rel_path, job.schema,
-        bloom_type=cfg.get(BLOOM_FILTER_TYPE), bloom_num_entries=cfg.get(BLOOM_NUM_ENTRIES),
-        bloom_fpp=cfg.get(BLOOM_FPP), bloom_dynamic_max_entries=cfg.get(BLOOM_DYNAMIC_MAX_ENTRIES),
-        compression=cfg.get(PARQUET_COMPRESSION), row_group_bytes=cfg.get(PARQUET_BLOCK_SIZE),
-        page_size=cfg.get(PARQUET_PAGE_SIZE), dictionary=cfg.get(PARQUET_DICTIONARY),
-        avro_schema_json=meta_fields_avro_json(job.avro_json), max_buffer_bytes=cfg.get(MERGE_MAX_MEMORY) // 4,
-    )
+    return base_file_writer(job.storage, rel_path, job.schema, cfg, job.avro_json,
+                            max_buffer_bytes=cfg.get(MERGE_MAX_MEMORY) // 4)
 
 
 def _compact_slice(job: _Job) -> dict[str, Any]:

@@ -10,10 +10,11 @@ from pyspark.sql import DataFrame, SparkSession
 from ..errors import HoodieTableError
 from ..storage import Storage
 from ..table.hoodie_table import table_exists
+from .catalog_sync import sync_table
 from .datasource import PyHudiDataSource
 from .routed import write_routed
 
-__all__ = ["PyHudiDataSource", "register", "write", "write_routed"]
+__all__ = ["PyHudiDataSource", "register", "sync_table", "write", "write_routed"]
 
 
 def register(spark: SparkSession) -> None:
@@ -29,7 +30,8 @@ def write(df: DataFrame, path: str, options: dict[str, Any], mode: str = "append
     Spark refuses errorifexists and ignore for Python data sources before the source sees the
     write, so they are decided here, on the driver, and the write then runs as an append.
     `route=True` takes the scalable path (`write_routed`): records are shuffled to their file
-    group and merged in the executors.
+    group and merged in the executors. With hoodie.datasource.hive_sync.enable the table is then
+    registered or updated in the session's catalog.
     """
     mode = mode.lower()
     exists = table_exists(Storage(path, storage_options))
@@ -43,8 +45,9 @@ def write(df: DataFrame, path: str, options: dict[str, Any], mode: str = "append
         mode = "append"
     if route:
         write_routed(df, path, options, mode, storage_options)
-        return
-    writer = df.write.format("pyhudi").mode(mode).options(**{k: str(v) for k, v in options.items()})
-    if storage_options:
-        writer = writer.option("storage_options", json.dumps(storage_options))
-    writer.save(path)
+    else:
+        writer = df.write.format("pyhudi").mode(mode).options(**{k: str(v) for k, v in options.items()})
+        if storage_options:
+            writer = writer.option("storage_options", json.dumps(storage_options))
+        writer.save(path)
+    sync_table(df.sparkSession, path, options, storage_options)

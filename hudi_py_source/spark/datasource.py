@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from pyspark import TaskContext
@@ -43,9 +43,22 @@ from ..read.predicates import Predicate, supports, to_expression
 from ..read.snapshot import ReadPlan, Split, full_schema, plan_read, read_split, resolve_as_of
 from ..storage import Storage
 from ..table.file_names import write_token
-from ..table.hoodie_table import HoodieTable
-from ..write.client import abort_write, commit_write, start_write, write_task
+from ..table.hoodie_table import HoodieTable, table_exists
+from ..write.client import abort_write, commit_write, create_table, start_write, write_task
 from ..write.job import TaskResult, WriteJob
+from .catalog import (
+    COLUMNS_OPTION,
+    guard_batches,
+    is_catalog_ddl,
+    new_table_options,
+    parse_columns,
+    resolve_options,
+    sql_write_options,
+    tag_schema,
+)
+
+if TYPE_CHECKING:
+    from .streaming import PyHudiStreamReader, PyHudiStreamWriter
 
 STORAGE_OPTIONS_KEY = "storage_options"
 _SPARK_ONLY_KEYS = frozenset({"path", "location", "provider", "owner", STORAGE_OPTIONS_KEY})
@@ -114,19 +127,42 @@ class PyHudiDataSource(DataSource):
         storage = _storage(options)
         cfg = HoodieConfig(_hoodie_options(options))
         as_of = None if cfg.get(QUERY_TYPE) == "incremental" else resolve_as_of(cfg, None)
+        if is_catalog_ddl(options) and not table_exists(storage):
+            if not options.get(COLUMNS_OPTION):
+                raise HoodieConfigError(
+                    f"CREATE TABLE … USING pyhudi: there is no Hudi table at {storage.base_url}; give its columns "
+                    f"with OPTIONS ({COLUMNS_OPTION} 'id STRING, ts BIGINT, …') or register an existing table"
+                )
+            create_table(storage, new_table_options(options), parse_columns(options[COLUMNS_OPTION]))
         data = HoodieTable.load(storage).schema(as_of)
         if data is None:
             raise HoodieConfigError(f"the Hudi table at {storage.base_url} has no schema yet (no commit)")
-        return spark_schema(full_schema(data))
+        schema = spark_schema(full_schema(data))
+        return tag_schema(schema, options) if is_catalog_ddl(options) else schema
 
     def reader(self, schema: StructType) -> PyHudiReader:
-        options = dict(self.options)
+        options, _ = resolve_options(dict(self.options), schema)
         if HoodieConfig(_hoodie_options(options)).get(DATA_SKIPPING):
             return PyHudiPruningReader(options, schema)
         return PyHudiReader(options, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> PyHudiWriter:
-        return PyHudiWriter(dict(self.options), schema, overwrite)
+        options, from_catalog = resolve_options(dict(self.options), schema)
+        if from_catalog:
+            return PyHudiWriter(sql_write_options(options), schema, overwrite, guard_meta_columns=True)
+        return PyHudiWriter(options, schema, overwrite)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> PyHudiStreamWriter:
+        """`df.writeStream.format("pyhudi")`: one Hudi commit per micro-batch (spark/streaming.py)."""
+        from .streaming import PyHudiStreamWriter  # streaming.py builds on this module
+
+        return PyHudiStreamWriter(dict(self.options), schema, overwrite)
+
+    def streamReader(self, schema: StructType) -> PyHudiStreamReader:
+        """`spark.readStream.format("pyhudi")`: the records of each newly completed commit."""
+        from .streaming import PyHudiStreamReader
+
+        return PyHudiStreamReader(dict(self.options), schema)
 
 
 @dataclass
@@ -208,18 +244,22 @@ class HudiCommitMessage(WriterCommitMessage):
 
 
 class PyHudiWriter(DataSourceArrowWriter):
-    def __init__(self, options: dict[str, Any], schema: StructType, overwrite: bool) -> None:
+    def __init__(self, options: dict[str, Any], schema: StructType, overwrite: bool,
+                 guard_meta_columns: bool = False) -> None:
         storage = _storage(options)
         arrow_schema = to_arrow_schema(schema, timezone="UTC")
         job = start_write(storage, _hoodie_options(options), arrow_schema, "overwrite" if overwrite else "append")
         assert job is not None
         self.job: WriteJob = job
+        self.guard_meta_columns = guard_meta_columns
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> HudiCommitMessage:
         context = TaskContext.get()
         partition_id = context.partitionId() if context else 0
         token = write_token(partition_id, context.stageId() if context else 0,
                             context.taskAttemptId() if context else 0)
+        if self.guard_meta_columns:
+            iterator = guard_batches(iterator, self.job.storage.base_url)
         return HudiCommitMessage(write_task(self.job, iterator, token, partition_id))
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:

@@ -85,8 +85,8 @@ class _Visibility:
         self.pending_compactions = {
             i.timestamp for i in timeline.instants if i.action in (COMPACTION, LOG_COMPACTION) and not i.is_completed
         }
-        # Older than every active instant: archived, hence completed (J6 isBeforeTimelineStarts).
-        self.start = timeline.first_timestamp()
+        # Older than the active write history: archived, hence completed (J6 isBeforeTimelineStarts).
+        self.start = timeline.timeline_start()
 
     def committed(self, timestamp: str) -> bool:
         if not self.has_commits or self.as_of is None or timestamp > self.as_of:

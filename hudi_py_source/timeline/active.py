@@ -13,6 +13,7 @@ from .instant import (
     COMPLETED,
     INFLIGHT,
     REQUESTED,
+    SAVEPOINT,
     WRITE_ACTIONS,
     Instant,
     comparable_action,
@@ -84,17 +85,26 @@ class ActiveTimeline:
         return done[-1] if done else None
 
     def find(self, timestamp: str) -> Instant | None:
-        """The instant at `timestamp` (the most advanced one if several actions share it)."""
+        """The instant at `timestamp`: the write if one is there (a savepoint shares its commit's time),
+        else the most advanced one."""
         found = [i for i in self.instants if i.timestamp == timestamp]
         if not found:
             return None
-        return max(found, key=lambda i: (_STATE_RANK[i.state], i.sort_key()))
+        return max(found, key=lambda i: (i.action in WRITE_ACTIONS, _STATE_RANK[i.state], i.sort_key()))
 
     def is_completed(self, timestamp: str) -> bool:
         return any(i.timestamp == timestamp and i.state == COMPLETED for i in self.instants)
 
     def first_timestamp(self) -> str | None:
         return self.instants[0].timestamp if self.instants else None
+
+    def timeline_start(self) -> str | None:
+        """Where the write history on this timeline starts: older write instants were archived, hence
+        completed (J6 isBeforeTimelineStarts). Clean and rollback instants do not count (archival keeps
+        some older than the commits it moves), nor do savepointed commits, which archival beyond a
+        savepoint leaves behind ahead of a gap (J6 first non-savepoint commit)."""
+        savepoints = {i.timestamp for i in self.instants if i.action == SAVEPOINT}
+        return next((i.timestamp for i in self.commits_timeline() if i.timestamp not in savepoints), None)
 
     def path_of(self, instant: Instant) -> str:
         """The timeline file of the instant's state (looks up v8 completion times)."""

@@ -1,4 +1,4 @@
-"""Avro timeline payloads (plans and metadata of rollback, clean, compaction, replace).
+"""Avro timeline payloads (plans and metadata of rollback, clean, compaction, replace, savepoint, restore).
 
 Hudi writes these with Avro's Java DataFileWriter: an object container file, null codec, the
 writer schema under `avro.schema` (its only metadata key) and one record. Schemas are the J6
@@ -170,13 +170,128 @@ COMPACTION_PLAN = _record("HoodieCompactionPlan", [
     _field("preserveHoodieMetadata", ["boolean", "null"], False),
 ], top=True)
 
+SAVEPOINT_METADATA = _record("HoodieSavepointMetadata", [
+    _field("savepointedBy", STRING),
+    _field("savepointedAt", "long"),
+    _field("comments", STRING),
+    _field("partitionMetadata", _map(_record("HoodieSavepointPartitionMetadata", [
+        _field("partitionPath", STRING),
+        _field("savepointDataFile", _array(STRING)),
+    ]))),
+    _VERSION_1,
+], top=True)
+
+RESTORE_PLAN = _record("HoodieRestorePlan", [
+    _field("instantsToRollback", _array(_INSTANT_INFO, default=None), []),
+    _field("version", ["int", "null"], 2),
+    _field("savepointToRestoreTimestamp", _opt(STRING), None),
+], top=True)
+
+
+def _nested(record: dict[str, Any]) -> dict[str, Any]:
+    """A top-level record used inside another of the same namespace, which Java prints without it."""
+    return {k: v for k, v in record.items() if k != "namespace"}
+
+
+RESTORE_METADATA = _record("HoodieRestoreMetadata", [
+    _field("startRestoreTime", STRING),
+    _field("timeTakenInMillis", "long"),
+    _field("instantsToRollback", _array(STRING)),
+    _field("hoodieRestoreMetadata", _map(_array(_opt(_nested(ROLLBACK_METADATA)), default=None))),
+    _VERSION_1,
+    _field("restoreInstantInfo", _array("HoodieInstantInfo", default=None), []),
+], top=True)
+
+_LONG_OPT = _opt("long")
+_WRITE_STAT_FIELDS = (
+    ("fileId", STRING), ("path", STRING), ("prevCommit", STRING), ("numWrites", "long"),
+    ("numDeletes", "long"), ("numUpdateWrites", "long"), ("totalWriteBytes", "long"),
+    ("totalWriteErrors", "long"), ("partitionPath", STRING), ("totalLogRecords", "long"),
+    ("totalLogFiles", "long"), ("totalUpdatedRecordsCompacted", "long"), ("numInserts", "long"),
+    ("totalLogBlocks", "long"), ("totalCorruptLogBlock", "long"), ("totalRollbackBlocks", "long"),
+    ("fileSizeInBytes", "long"),
+)
+AVRO_WRITE_STAT_FIELDS = tuple(name for name, _ in _WRITE_STAT_FIELDS)
+
+# The Avro HoodieCommitMetadata: the form commit metadata takes inside the archived timeline.
+AVRO_COMMIT_METADATA = _record("HoodieCommitMetadata", [
+    _field("partitionToWriteStats", _opt(_map(_array(_record(
+        "HoodieWriteStat", [_field(name, _opt(kind), None) for name, kind in _WRITE_STAT_FIELDS])))), None),
+    _field("extraMetadata", _opt({**_map(STRING), "default": None}), None),
+    _VERSION_1,
+    _field("operationType", _opt(STRING), None),
+], top=True)
+
+# Used inside HoodieArchivedMetaEntry only, where HoodieWriteStat is already defined.
+REPLACE_COMMIT_METADATA = _record("HoodieReplaceCommitMetadata", [
+    _field("partitionToWriteStats", _opt(_map(_array("HoodieWriteStat"))), None),
+    _field("extraMetadata", _STRING_MAP_OPT, None),
+    _VERSION_1,
+    _field("operationType", _opt(STRING), None),
+    _field("partitionToReplaceFileIds", _opt(_map(_array(STRING))), None),
+], top=True)
+
+COMPACTION_METADATA = _record("HoodieCompactionMetadata", [
+    _field("partitionToCompactionWriteStats", _opt(_map(_array(_record("HoodieCompactionWriteStat", [
+        _field("partitionPath", _opt(STRING), None),
+        _field("totalLogRecords", _LONG_OPT, None),
+        _field("totalLogFiles", _LONG_OPT, None),
+        _field("totalUpdatedRecordsCompacted", _LONG_OPT, None),
+        _field("hoodieWriteStat", _opt("HoodieWriteStat"), None),
+    ]))))),
+], top=True)
+
+INDEX_COMMIT_METADATA = _record("HoodieIndexCommitMetadata", [
+    _field("version", ["int", "null"], 1, "This field replaces the field filesToBeDeletedPerPartition"),
+    _field("operationType", _opt(STRING), None, "This field replaces the field filesToBeDeletedPerPartition"),
+    _field("indexPartitionInfos", _opt(_array(_record("HoodieIndexPartitionInfo", [
+        _VERSION_1,
+        _field("metadataPartitionPath", _opt(STRING), None),
+        _field("indexUptoInstant", _opt(STRING), None),
+    ]))), None, "This field contains the info for each partition that got indexed"),
+], top=True)
+
+MERGE_ARCHIVE_FILE_PLAN = _record("HoodieMergeArchiveFilePlan", [
+    _VERSION_1,
+    _field("candidate", _opt(_array(STRING)), None),
+    _field("mergedArchiveFileName", _opt(STRING), None),
+], top=True)
+
+# One archived instant file (J6 HoodieArchivedMetaEntry); record types that appear twice are
+# written in full the first time and by name after, as Java's Schema.toString prints them.
+ARCHIVED_META_ENTRY = _record("HoodieArchivedMetaEntry", [
+    _field("hoodieCommitMetadata", _opt(_nested(AVRO_COMMIT_METADATA)), None),
+    _field("hoodieCleanMetadata", _opt(_nested(CLEAN_METADATA)), None),
+    _field("hoodieCompactionMetadata", _opt(_nested(COMPACTION_METADATA)), None),
+    _field("hoodieRollbackMetadata", _opt(_nested(ROLLBACK_METADATA)), None),
+    _field("hoodieSavePointMetadata", _opt(_nested(SAVEPOINT_METADATA)), None),
+    _field("commitTime", _opt(STRING), None),
+    _field("actionType", _opt(STRING), None),
+    _VERSION_1,
+    _field("hoodieCompactionPlan", _opt(_nested(COMPACTION_PLAN)), None),
+    _field("hoodieCleanerPlan", _opt(_nested(CLEANER_PLAN)), None),
+    _field("actionState", _opt(STRING), None),
+    _field("hoodieReplaceCommitMetadata", _opt(_nested(REPLACE_COMMIT_METADATA)), None),
+    _field("hoodieRequestedReplaceMetadata", _opt(_nested(REQUESTED_REPLACE_METADATA)), None),
+    _field("HoodieInflightReplaceMetadata", _opt("HoodieCommitMetadata"), None),
+    _field("hoodieIndexCommitMetadata", _opt(_nested(INDEX_COMMIT_METADATA)), None),
+    _field("stateTransitionTime", _opt(STRING), None),
+], top=True)
+
 SCHEMAS: dict[str, dict[str, Any]] = {
+    "HoodieSavepointMetadata": SAVEPOINT_METADATA,
+    "HoodieRestorePlan": RESTORE_PLAN,
+    "HoodieRestoreMetadata": RESTORE_METADATA,
     "HoodieRequestedReplaceMetadata": REQUESTED_REPLACE_METADATA,
     "HoodieRollbackPlan": ROLLBACK_PLAN,
     "HoodieRollbackMetadata": ROLLBACK_METADATA,
     "HoodieCleanerPlan": CLEANER_PLAN,
     "HoodieCleanMetadata": CLEAN_METADATA,
     "HoodieCompactionPlan": COMPACTION_PLAN,
+    "HoodieCommitMetadata": AVRO_COMMIT_METADATA,
+    "HoodieIndexCommitMetadata": INDEX_COMMIT_METADATA,
+    "HoodieMergeArchiveFilePlan": MERGE_ARCHIVE_FILE_PLAN,
+    "HoodieArchivedMetaEntry": ARCHIVED_META_ENTRY,
 }
 
 _PARSED: dict[str, Any] = {}
@@ -233,3 +348,13 @@ def deserialize(data: bytes) -> dict[str, Any]:
 def embedded_schema(data: bytes) -> str:
     """The `avro.schema` text of a container file, as its writer stored it."""
     return fastavro.reader(io.BytesIO(data)).metadata["avro.schema"]
+
+
+def clustering_plan(requested: bytes) -> dict[str, Any] | None:
+    """The clustering plan of a `replacecommit.requested` file, None when the replacecommit is not a
+    clustering: insert_overwrite writes an empty file or one without the CLUSTER operation type (J6
+    ClusteringUtils.getClusteringPlan)."""
+    if not requested:
+        return None
+    record = deserialize(requested)
+    return record.get("clusteringPlan") if record.get("operationType") == "CLUSTER" else None

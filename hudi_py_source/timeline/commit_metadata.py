@@ -189,6 +189,12 @@ class CommitMetadata:
         record = next(iter(fastavro.reader(io.BytesIO(data))), None)
         if record is None:
             return cls()
+        return cls.from_avro_record(record)
+
+    @classmethod
+    def from_avro_record(cls, record: Mapping[str, Any]) -> CommitMetadata:
+        """A decoded Avro HoodieCommitMetadata or HoodieReplaceCommitMetadata (v8 timeline files, v6
+        archived entries, which mark a compaction by its operation type only)."""
         stats = {
             partition: [WriteStat.from_avro(s) for s in (items or [])]
             for partition, items in (record.get("partitionToWriteStats") or {}).items()
@@ -196,7 +202,7 @@ class CommitMetadata:
         replaced = record.get("partitionToReplaceFileIds")
         return cls(
             partition_to_write_stats=stats,
-            compacted=bool(record.get("compacted") or False),
+            compacted=bool(record.get("compacted") or record.get("operationType") == "COMPACT"),
             extra_metadata=dict(record.get("extraMetadata") or {}),
             operation_type=record.get("operationType") or "UNKNOWN",
             partition_to_replace_file_ids=(

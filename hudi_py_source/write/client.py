@@ -46,7 +46,7 @@ from .job import MERGE_OPERATIONS, NEW_FILE_OPERATIONS, TaskResult, WriteJob
 from .log_append import logs_of_append_marker
 from .markers import WriteMarkers
 from .new_file_groups import collect_partitions, write_new_file_groups
-from .post_commit import run_post_commit
+from .post_commit import run_post_commit, validate_post_commit
 from .rollback import last_instant_time, rollback_failed_writes, rollback_instant
 from .schema_evolution import evolve_schema
 from .upsert import prepare_rows, tag_rows, write_targets
@@ -160,6 +160,19 @@ def _resolve_operation(cfg: HoodieConfig, mode: str, exists: bool) -> str:
     return operation
 
 
+def create_table(storage: Storage, options: dict[str, Any], schema: pa.Schema) -> None:
+    """An empty table (hoodie.properties with the create schema, no commit), for SQL's CREATE TABLE: later
+    writes take its keys and type from the properties, and reads return its schema with no rows."""
+    if table_exists(storage):
+        raise HoodieTableError(f"a Hudi table already exists at {storage.base_url}")
+    cfg = HoodieConfig(options)
+    _validate_new_write(cfg, "insert", schema)
+    name = cfg.require(TABLE_NAME)
+    ensure_not_foreign(storage)
+    init_table_layout(storage, _new_table_properties(cfg, schema, arrow_to_avro(schema, f"{name}_record",
+                                                                                 f"hoodie.{name}")))
+
+
 def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schema,
                 mode: str = "append") -> WriteJob | None:
     """Driver side before any task: validate, create or load the table, roll back failed writes,
@@ -175,6 +188,7 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
     cfg = HoodieConfig(effective_options(table.props if table else None, options))
     if table is not None:
         _check_against_table(table.props, cfg)
+    validate_post_commit(cfg)
     operation = _resolve_operation(cfg, mode, exists)
     _validate_new_write(cfg, operation, data_schema)
     table_schema = table.schema() if table else None
@@ -261,8 +275,9 @@ def _reconcile_markers(job: WriteJob, stats: list[dict[str, Any]]) -> None:
             job.storage.delete(path)
 
 
-def commit_write(job: WriteJob, results: list[TaskResult]) -> str:
-    """Complete the instant: the new files become visible to readers only now."""
+def commit_write(job: WriteJob, results: list[TaskResult], extra_metadata: dict[str, str] | None = None) -> str:
+    """Complete the instant: the new files become visible to readers only now. `extra_metadata` lands in
+    the commit's extraMetadata beside the schema (a streaming sink keeps its batch id there)."""
     table = HoodieTable.load(job.storage)
     stats = [s for r in results for s in r.write_stats]
     if job.merges:
@@ -277,7 +292,7 @@ def commit_write(job: WriteJob, results: list[TaskResult]) -> str:
         by_partition.setdefault(stat["partitionPath"], []).append(WriteStat.from_dict(stat))
     replaced = _replaced_file_ids(table, job, results) if job.action == "replacecommit" else None
     metadata = CommitMetadata(
-        by_partition, False, {"schema": job.avro_schema_json}, job.operation.upper(),
+        by_partition, False, {**(extra_metadata or {}), "schema": job.avro_schema_json}, job.operation.upper(),
         replaced if replaced is not None else None,
     )
     inflight = Instant(job.instant_time, job.action, "INFLIGHT")

@@ -17,15 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..config import (
-    BLOOM_DYNAMIC_MAX_ENTRIES,
-    BLOOM_FILTER_TYPE,
-    BLOOM_FPP,
-    BLOOM_NUM_ENTRIES,
     MERGE_MAX_MEMORY,
-    PARQUET_BLOCK_SIZE,
-    PARQUET_COMPRESSION,
-    PARQUET_DICTIONARY,
-    PARQUET_PAGE_SIZE,
     PAYLOAD_CLASS,
     POPULATE_META_FIELDS,
     SPILLABLE_MAP_PATH,
@@ -38,7 +30,7 @@ from ..table.file_names import make_base_file_name
 from ..table.partition_metadata import write_partition_metadata
 from .job import WriteJob
 from .markers import WriteMarkers
-from .new_file_groups import KEY_COLUMN, PATH_COLUMN, base_file_write_stat, meta_fields_avro_json, meta_schema
+from .new_file_groups import KEY_COLUMN, PATH_COLUMN, base_file_write_stat, base_file_writer, meta_schema
 
 DELETE_COLUMN = "__pyhudi_delete"
 STREAM_ROWS = 65536
@@ -76,15 +68,8 @@ def _open_writer(job: WriteJob, target: Target, token: str) -> tuple[BaseFileWri
     if target.base_path is None:
         write_partition_metadata(job.storage, target.partition_path, job.instant_time)
     WriteMarkers(job.storage, job.instant_time).create(target.partition_path, file_name, io_type)
-    writer = BaseFileWriter(
-        job.storage, rel_path, meta_schema(job.schema),
-        bloom_type=cfg.get(BLOOM_FILTER_TYPE), bloom_num_entries=cfg.get(BLOOM_NUM_ENTRIES),
-        bloom_fpp=cfg.get(BLOOM_FPP), bloom_dynamic_max_entries=cfg.get(BLOOM_DYNAMIC_MAX_ENTRIES),
-        compression=cfg.get(PARQUET_COMPRESSION), row_group_bytes=cfg.get(PARQUET_BLOCK_SIZE),
-        page_size=cfg.get(PARQUET_PAGE_SIZE), dictionary=cfg.get(PARQUET_DICTIONARY),
-        avro_schema_json=meta_fields_avro_json(job.avro_schema_json),
-        max_buffer_bytes=cfg.get(MERGE_MAX_MEMORY) // 4,
-    )
+    writer = base_file_writer(job.storage, rel_path, meta_schema(job.schema), cfg, job.avro_schema_json,
+                              max_buffer_bytes=cfg.get(MERGE_MAX_MEMORY) // 4)
     return writer, file_name, rel_path
 
 

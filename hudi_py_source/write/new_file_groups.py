@@ -32,6 +32,7 @@ from ..io.avro_schema import meta_fields_avro, to_json
 from ..io.base_file import META_COLUMNS, BaseFileWriter, with_meta_columns
 from ..io.conform import conform
 from ..keygen import KeyGenerator, key_generator
+from ..storage import Storage
 from ..table.file_names import make_base_file_name, new_file_id
 from ..table.partition_metadata import write_partition_metadata
 from .job import TaskResult, WriteJob
@@ -74,20 +75,8 @@ class _PartitionFile:
         WriteMarkers(job.storage, job.instant_time).create(partition, self.file_name, "CREATE")
         self.started = time.monotonic()
         self.rows = 0
-        self.writer = BaseFileWriter(
-            job.storage,
-            self.rel_path,
-            meta_schema(job.schema),
-            bloom_type=cfg.get(BLOOM_FILTER_TYPE),
-            bloom_num_entries=cfg.get(BLOOM_NUM_ENTRIES),
-            bloom_fpp=cfg.get(BLOOM_FPP),
-            bloom_dynamic_max_entries=cfg.get(BLOOM_DYNAMIC_MAX_ENTRIES),
-            compression=cfg.get(PARQUET_COMPRESSION),
-            row_group_bytes=cfg.get(PARQUET_BLOCK_SIZE),
-            page_size=cfg.get(PARQUET_PAGE_SIZE),
-            dictionary=cfg.get(PARQUET_DICTIONARY),
-            avro_schema_json=meta_fields_avro_json(job.avro_schema_json),
-        )
+        self.writer = base_file_writer(job.storage, self.rel_path, meta_schema(job.schema), cfg,
+                                       job.avro_schema_json)
 
     def write(self, rows: pa.Table) -> None:
         data = rows.drop_columns([KEY_COLUMN, PATH_COLUMN])
@@ -114,6 +103,20 @@ class _PartitionFile:
 def meta_fields_avro_json(avro_schema_json: str) -> str:
     """The schema stored in base-file footers (`parquet.avro.schema`): meta fields first, as Hudi writes it."""
     return to_json(meta_fields_avro(json.loads(avro_schema_json)))
+
+
+def base_file_writer(storage: Storage, rel_path: str, schema: pa.Schema, cfg: HoodieConfig, avro_schema_json: str,
+                     max_buffer_bytes: int | None = None) -> BaseFileWriter:
+    """A base-file writer with the write's parquet and bloom-filter options: every writer of base files (new
+    file groups, merges, compaction, clustering) stores them alike."""
+    return BaseFileWriter(
+        storage, rel_path, schema,
+        bloom_type=cfg.get(BLOOM_FILTER_TYPE), bloom_num_entries=cfg.get(BLOOM_NUM_ENTRIES),
+        bloom_fpp=cfg.get(BLOOM_FPP), bloom_dynamic_max_entries=cfg.get(BLOOM_DYNAMIC_MAX_ENTRIES),
+        compression=cfg.get(PARQUET_COMPRESSION), row_group_bytes=cfg.get(PARQUET_BLOCK_SIZE),
+        page_size=cfg.get(PARQUET_PAGE_SIZE), dictionary=cfg.get(PARQUET_DICTIONARY),
+        avro_schema_json=meta_fields_avro_json(avro_schema_json), max_buffer_bytes=max_buffer_bytes,
+    )
 
 
 def base_file_write_stat(file_id: str, partition: str, rel_path: str, prev_commit: str | None, rows: int,

@@ -8,15 +8,34 @@ service that fails leaves the commit visible and is retried by the next write.
 
 from __future__ import annotations
 
-from ..config import HoodieConfig
+from ..config import ARCHIVE_AUTOMATIC, CALLBACK_ON, CLEAN_AUTOMATIC, HoodieConfig
+from ..services.archival import archive_inline, validate_archival_config
+from ..services.clean import clean_inline, cleaner_policy
+from ..services.clustering import cluster_inline
 from ..services.compaction import compact_inline
 from ..storage import Storage
 from ..timeline.commit_metadata import CommitMetadata
+from .callback import create_callback, notify_commit
+
+
+def validate_post_commit(cfg: HoodieConfig) -> None:
+    """Check the options of the services that will run after the commit before the write starts: found
+    only afterwards, a bad one would fail a write whose commit is already complete."""
+    if cfg.get(CLEAN_AUTOMATIC):
+        cleaner_policy(cfg)
+    if cfg.get(ARCHIVE_AUTOMATIC):
+        validate_archival_config(cfg)
+    if cfg.get(CALLBACK_ON):
+        create_callback(cfg)
 
 
 def run_post_commit(storage: Storage, cfg: HoodieConfig, instant_time: str, action: str,
                     metadata: CommitMetadata) -> None:
     """Table services and notifications after the commit `instant_time` (a `commit`, `deltacommit`
     or `replacecommit`) completed with `metadata`."""
+    clean_inline(storage, cfg)
+    archive_inline(storage, cfg)
     if action == "deltacommit":
         compact_inline(storage, cfg)
+    cluster_inline(storage, cfg)
+    notify_commit(storage, cfg, instant_time, action, metadata)

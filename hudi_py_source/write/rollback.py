@@ -3,7 +3,8 @@
 A failed write leaves base files that hudi-rs would read (it does not check a v6 file's instant),
 so before any later instant completes, every file of the failed instant is deleted and the
 rollback is recorded on the timeline as Hudi does: plan, inflight, files removed, completed
-metadata, then the failed instant's own timeline files removed.
+metadata, then the failed instant's own timeline files removed. A restore rolls back completed
+instants the same way, newest first, finding their log files through their write stats.
 """
 
 from __future__ import annotations
@@ -11,22 +12,48 @@ from __future__ import annotations
 import posixpath
 import time
 
+from ..errors import HoodieTableError, HoodieTimelineError
 from ..storage import Storage
 from ..table.file_names import parse_base_file_name
 from ..table.hoodie_table import HoodieTable
 from ..timeline import avro_models
 from ..timeline.active import ActiveTimeline
-from ..timeline.instant import Instant, new_instant_time
-from .log_append import logs_of_append_marker
+from ..timeline.instant import INFLIGHT, REPLACE_COMMIT, REQUESTED, Instant, new_instant_time
+from .log_append import first_block_instant, logs_of_append_marker
 from .markers import WriteMarkers
 
 WRITE_ACTIONS = frozenset({"commit", "deltacommit", "replacecommit"})
 
 
-def _files_of_instant(table: HoodieTable, instant_time: str) -> list[str]:
-    """Files written by an instant: base files its markers name or whose name carries it, and the log
-    files behind its APPEND markers (we never append to an existing log, so deleting them is safe)."""
+def _logs_of_completed_instant(table: HoodieTable, instant: Instant) -> set[str]:
+    """Log files a completed delta commit wrote, from its write stats (its markers are gone by now).
+
+    A stat's `logFiles` may also name older logs of the slice (Hudi lists them), so only logs whose first
+    block the instant wrote are taken. A log the instant appended to behind an older block (Hudi on HDFS)
+    cannot be deleted whole: that refuses the rollback before anything is deleted."""
     found: set[str] = set()
+    for stat in table.timeline.read_commit_metadata(instant).all_write_stats():
+        if not stat.is_delta or not stat.path:
+            continue
+        folder = posixpath.dirname(stat.path)
+        for name in {posixpath.basename(stat.path), *(stat.log_files or [])}:
+            path = posixpath.join(folder, name) if folder else name
+            written_by = first_block_instant(table.storage, path)
+            if written_by == instant.timestamp or (written_by is None and path == stat.path):
+                found.add(path)
+            elif path == stat.path and written_by is not None:
+                raise HoodieTableError(
+                    f"cannot roll back {instant.action} {instant.timestamp}: it appended to log file {path}, "
+                    f"whose first block {written_by} wrote; pyhudi rolls back whole log files only")
+    return found
+
+
+def files_of_instant(table: HoodieTable, instant: Instant) -> list[str]:
+    """Files written by an instant: base files its markers name or whose name carries it, the log files
+    behind its APPEND markers and, once completed, those its write stats name (we never append to an
+    existing log, so deleting them is safe)."""
+    instant_time = instant.timestamp
+    found: set[str] = _logs_of_completed_instant(table, instant) if instant.is_completed else set()
     for marker in WriteMarkers(table.storage, instant_time).list_markers():
         if marker.io_type == "APPEND":
             found.update(logs_of_append_marker(table.storage, marker.data_path, instant_time))
@@ -87,27 +114,42 @@ def _rollback_metadata(start: str, started: float, instant: Instant, storage: St
     }
 
 
-def rollback_instant(table: HoodieTable, instant: Instant) -> str:
-    """Roll back one pending write instant; returns the rollback instant time."""
+def clustering_plan_of(timeline: ActiveTimeline, instant: Instant) -> dict | None:
+    """The plan of a pending clustering replacecommit (from its requested file), else None."""
+    if instant.action != REPLACE_COMMIT or instant.is_completed:
+        return None
+    requested = Instant(instant.timestamp, REPLACE_COMMIT, REQUESTED)
+    if not timeline.storage.exists(timeline.path_of(requested)):
+        return None
+    return avro_models.clustering_plan(timeline.read_bytes(requested))
+
+
+def rollback_instant(table: HoodieTable, instant: Instant, keep_requested: bool = False) -> str:
+    """Roll back one write instant, pending or (in a restore) completed; returns the rollback instant time.
+    `keep_requested` reverts an inflight table service to its plan instead of removing it (Hudi's
+    rollbackInflightClustering)."""
     timeline = table.timeline
     started = time.monotonic()
-    files = _files_of_instant(table, instant.timestamp)
+    files = files_of_instant(table, instant)
     rollback_time = new_instant_time(table.props.timeline_timezone, after=last_instant_time(timeline))
     requested = timeline.create_requested(
         rollback_time, "rollback", avro_models.serialize("HoodieRollbackPlan", _rollback_plan(instant, files))
     )
     inflight = timeline.transition_to_inflight(requested)
-    return _finish_rollback(table, timeline, inflight, instant, files, started)
+    return _finish_rollback(table, timeline, inflight, instant, files, started, keep_requested)
 
 
 def _finish_rollback(table: HoodieTable, timeline: ActiveTimeline, inflight: Instant, instant: Instant,
-                     files: list[str], started: float) -> str:
+                     files: list[str], started: float, keep_requested: bool = False) -> str:
     deleted: dict[str, list[str]] = {}
     for path in files:
         table.storage.delete(path)
         deleted.setdefault(posixpath.dirname(path), []).append(path)
     WriteMarkers(table.storage, instant.timestamp).delete_all()
-    timeline.delete_instant_files(instant)
+    if keep_requested:
+        table.storage.delete(timeline.path_of(Instant(instant.timestamp, instant.action, INFLIGHT)))
+    else:
+        timeline.delete_instant_files(instant)
     metadata = _rollback_metadata(inflight.timestamp, started, instant, table.storage, deleted)
     timeline.complete(inflight, avro_models.serialize("HoodieRollbackMetadata", metadata))
     return inflight.timestamp
@@ -122,18 +164,36 @@ def _resume_pending_rollback(table: HoodieTable, rollback: Instant) -> None:
     pending_target = timeline.find(target["commitTime"])
     inflight = rollback if rollback.state == "INFLIGHT" else timeline.transition_to_inflight(rollback)
     target_instant = pending_target or Instant(target["commitTime"], target["action"], "INFLIGHT")
-    _finish_rollback(table, timeline, inflight, target_instant, files, time.monotonic())
+    keep_plan = clustering_plan_of(timeline, target_instant) is not None
+    _finish_rollback(table, timeline, inflight, target_instant, files, time.monotonic(), keep_plan)
 
 
-def rollback_failed_writes(table: HoodieTable) -> list[str]:
-    """Roll back every pending write: with a single writer, none of them has a live writer left."""
-    rolled: list[str] = []
+def resume_pending_rollbacks(table: HoodieTable) -> HoodieTable:
+    """Finish every interrupted rollback from its plan; the table reloaded after them."""
     for pending in table.timeline.pending():
         if pending.action == "rollback":
             _resume_pending_rollback(table, pending)
             table = table.reload()
+    return table
+
+
+def refuse_pending_restore(table: HoodieTable) -> None:
+    """A half-done restore leaves a table between two states: nothing may write until it is finished."""
+    pending = [i.timestamp for i in table.timeline.pending() if i.action == "restore"]
+    if pending:
+        raise HoodieTimelineError(
+            f"restore {', '.join(pending)} of {table.storage.base_url} is pending: finish it with "
+            "Table.restore(<its savepoint>) before writing; until then the table may be inconsistent")
+
+
+def rollback_failed_writes(table: HoodieTable) -> list[str]:
+    """Roll back every pending write: with a single writer, none of them has a live writer left. A pending
+    clustering is no failed write but a plan still to execute (Hudi leaves it to the clustering service)."""
+    refuse_pending_restore(table)
+    rolled: list[str] = []
+    table = resume_pending_rollbacks(table)
     for pending in table.timeline.pending():
-        if pending.action in WRITE_ACTIONS:
+        if pending.action in WRITE_ACTIONS and clustering_plan_of(table.timeline, pending) is None:
             rolled.append(rollback_instant(table, pending))
             table = table.reload()
     return rolled

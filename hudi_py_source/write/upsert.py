@@ -38,6 +38,11 @@ from ..io.conform import conform
 from ..keygen import key_generator
 from ..merge.payload import dedupe
 from ..merge.spillable_map import key_hash64
+from ..services.clustering import (
+    pending_clustering_groups,
+    reject_updates_under_clustering,
+    roll_back_clusterings_on_conflict,
+)
 from ..services.compaction import pending_compaction_file_groups
 from ..table.file_names import write_token
 from ..table.fs_view import FileSlice
@@ -116,7 +121,23 @@ def _candidates(job: WriteJob) -> list:
 
 
 def tag_rows(job: WriteJob, table: pa.Table) -> pa.Table:
-    """Task side: the file group each record goes to (null: an insert), moves resolved for global indexes."""
+    """Task side: the file group each record goes to (null: an insert), moves resolved for global indexes.
+    Updates of file groups under pending clustering fail here, before anything is written (Hudi's default
+    hoodie.clustering.updates.strategy)."""
+    tagged = _tag(job, table)
+    if tagged.num_rows:
+        reject_updates_under_clustering(job.storage, job.config, _updated_groups(tagged))
+    return tagged
+
+
+def _updated_groups(rows: pa.Table) -> set[tuple[str, str]]:
+    """(partition, file id) of the records tagged with a file group."""
+    tagged = rows.filter(pc.is_valid(rows.column(FILE_ID_COLUMN))).select([PATH_COLUMN, FILE_ID_COLUMN]).group_by(
+        [PATH_COLUMN, FILE_ID_COLUMN]).aggregate([])
+    return set(zip(tagged.column(PATH_COLUMN).to_pylist(), tagged.column(FILE_ID_COLUMN).to_pylist(), strict=True))
+
+
+def _tag(job: WriteJob, table: pa.Table) -> pa.Table:
     cfg = job.config
     index_type = cfg.get(INDEX_TYPE)
     if table.num_rows == 0 or (job.operation in ("insert", "bulk_insert") and index_type != "BUCKET"):
@@ -160,10 +181,12 @@ def _deterministic_file_id(instant: str, partition: str, n: int) -> str:
 
 def insert_plan(job: WriteJob, table: HoodieTable, per_partition: dict[str, int],
                 updated: set[tuple[str, str]]) -> BucketPlan:
-    """The UpsertPartitioner's plan: which file group takes how many of each partition's inserts."""
+    """The UpsertPartitioner's plan: which file group takes how many of each partition's inserts. File groups
+    under pending clustering take none: the clustering replaces them with what it read before."""
     cfg = job.config
     limit = cfg.get(PARQUET_SMALL_FILE_LIMIT)
-    small = small_files(table.fs_view(), sorted(per_partition), limit, set(), merge_on_read=job.merge_on_read,
+    clustering = set(pending_clustering_groups(table))
+    small = small_files(table.fs_view(), sorted(per_partition), limit, clustering, merge_on_read=job.merge_on_read,
                         candidates_limit=cfg.get(MERGE_SMALL_FILE_GROUP_CANDIDATES))
     average = average_record_size(table.timeline, limit, cfg.get(RECORD_SIZE_ESTIMATION_THRESHOLD),
                                   cfg.get(RECORD_SIZE_ESTIMATE))
@@ -189,7 +212,8 @@ def existing_groups_taking_inserts(plan: BucketPlan) -> set[tuple[str, str]]:
 
 def _small_file_groups(job: WriteJob, table: HoodieTable, partitions: list[str]) -> set[tuple[str, str]]:
     """Without the plan at hand, every merge-on-read small-file candidate may have taken inserts."""
-    small = small_files(table.fs_view(), partitions, job.config.get(PARQUET_SMALL_FILE_LIMIT), set(),
+    small = small_files(table.fs_view(), partitions, job.config.get(PARQUET_SMALL_FILE_LIMIT),
+                        set(pending_clustering_groups(table)),
                         merge_on_read=True, candidates_limit=job.config.get(MERGE_SMALL_FILE_GROUP_CANDIDATES))
     return {(f.partition_path, f.file_id) for files in small.values() for f in files}
 
@@ -247,9 +271,7 @@ class WriteProfile:
 
     def add(self, rows: pa.Table) -> None:
         untagged = pc.is_null(rows.column(FILE_ID_COLUMN))
-        tagged = rows.filter(pc.invert(untagged)).select([PATH_COLUMN, FILE_ID_COLUMN]).group_by(
-            [PATH_COLUMN, FILE_ID_COLUMN]).aggregate([])
-        self.updated.update(zip(tagged.column(PATH_COLUMN).to_pylist(), tagged.column(FILE_ID_COLUMN).to_pylist()))
+        self.updated.update(_updated_groups(rows))
         deletes = rows.column(DELETE_COLUMN)
         missing = rows.filter(pc.and_(untagged, deletes))
         if missing.num_rows:
@@ -296,6 +318,7 @@ def write_targets(job: WriteJob, results: list[TaskResult]) -> tuple[list[dict],
     stats = UpsertStats(missing_deletes=profile.missing_deletes())
     if not profile.insert_hashes and not profile.updated:
         return [], stats
+    roll_back_clusterings_on_conflict(job.storage, job.config, profile.updated)
     table = HoodieTable.load(job.storage)
     per_partition = profile.inserts_per_partition()
     plan = insert_plan(job, table, per_partition, profile.updated) if per_partition else None

@@ -1,0 +1,490 @@
+"""Clustering: rewrite a partition's small file groups into fewer, larger (optionally sorted) ones.
+
+Scheduling is Hudi 0.14's SparkSizeBasedClusteringPlanStrategy: per partition, the latest slices whose base
+file is below the small-file limit (a log-only slice counts as size 0 there, as hoodie.parquet.max.file.size
+when grouping) and that no pending compaction or clustering holds, largest first, cut into groups of at most
+max.bytes.per.group; the partition's last group needs two slices unless single-group clustering is on (its
+default). The plan is `<t>.replacecommit.requested`: Avro HoodieRequestedReplaceMetadata, operation CLUSTER.
+
+Executing (SparkSortAndSizeExecutionStrategy) reads each group's slices as a snapshot does (merge-on-read:
+base merged with logs), sorts by the plan's sort columns, writes `numOutputFileGroups` new file groups and
+completes `<t>.replacecommit` whose partitionToReplaceFileIds names the input groups: from then on readers
+skip them (clean removes them later). Records keep their commit time and sequence number, so incremental
+queries do not return them again. Until completion the input groups stay live, so writers must not give them
+inserts, and updates to them follow hoodie.clustering.updates.strategy: rejected (the default), or allowed,
+in which case the clustering, rewriting what the plan saw, must not complete over them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import posixpath
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..config import (
+    CLUSTERING_INLINE,
+    CLUSTERING_INLINE_MAX_COMMITS,
+    CLUSTERING_MAX_BYTES_PER_GROUP,
+    CLUSTERING_MAX_NUM_GROUPS,
+    CLUSTERING_PRESERVE_COMMIT_METADATA,
+    CLUSTERING_ROLLBACK_ON_CONFLICT,
+    CLUSTERING_SCHEDULE_INLINE,
+    CLUSTERING_SINGLE_GROUP,
+    CLUSTERING_SMALL_FILE_LIMIT,
+    CLUSTERING_SORT_COLUMNS,
+    CLUSTERING_TARGET_FILE_MAX_BYTES,
+    CLUSTERING_UPDATES_STRATEGY,
+    INDEX_TYPE,
+    MERGE_MAX_MEMORY,
+    PARQUET_MAX_FILE_SIZE,
+    SPILLABLE_MAP_PATH,
+    HoodieConfig,
+    list_fields,
+)
+from ..errors import HoodieConfigError, HoodieError, HoodieTableError
+from ..io.avro_schema import to_json
+from ..io.base_file import BaseFileWriter, with_meta_columns
+from ..read.merged_slice import SliceSpec, log_visibility, merge_config, read_merged_slice
+from ..read.snapshot import full_schema
+from ..storage import Storage
+from ..table.file_names import make_base_file_name, new_file_id, write_token
+from ..table.fs_view import FileSlice, FileSystemView
+from ..table.hoodie_table import HoodieTable
+from ..timeline import avro_models
+from ..timeline.commit_metadata import CommitMetadata, WriteStat
+from ..timeline.instant import REPLACE_COMMIT, REQUESTED, Instant, new_instant_time
+from ..write.markers import WriteMarkers
+from ..write.new_file_groups import base_file_write_stat, base_file_writer
+from ..write.rollback import clustering_plan_of, last_instant_time, rollback_failed_writes, rollback_instant
+from .compaction import pending_compaction_file_groups
+
+LOG = logging.getLogger("hudi_py_source.clustering")
+CLUSTER = "CLUSTER"
+EXECUTION_STRATEGY = "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy"
+REJECT_UPDATES = "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy"
+ALLOW_UPDATES = "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy"
+_MB = 1024 * 1024
+_WRITE_ROWS = 8192
+
+Group = tuple[str, str]
+
+
+class HoodieClusteringUpdateError(HoodieError):
+    """An update or delete touches a file group that a pending clustering is about to replace."""
+
+
+class HoodieClusteringConflictError(HoodieError):
+    """A file group changed after a clustering planned it; completing would drop that change."""
+
+
+@dataclass(frozen=True)
+class PlannedGroup:
+    slices: tuple[SliceSpec, ...]
+    num_output_groups: int
+
+
+@dataclass(frozen=True)
+class ClusteringPlan:
+    groups: tuple[PlannedGroup, ...]
+    sort_columns: tuple[str, ...]
+    preserve_metadata: bool
+
+
+# --- pending clustering ---------------------------------------------------------------------------
+
+def _storage(storage_or_path: Storage | str) -> Storage:
+    return storage_or_path if isinstance(storage_or_path, Storage) else Storage(storage_or_path)
+
+
+def _relative(partition: str, path: str) -> str:
+    """Plans name files by full path (Hudi's BaseFile.getPath); the name within its partition is what counts."""
+    name = path.rsplit("/", 1)[-1]
+    return posixpath.join(partition, name) if partition else name
+
+
+def _parse_plan(plan: dict[str, Any]) -> ClusteringPlan:
+    """A HoodieClusteringPlan as written by us or by Hudi (absent fields take the Avro defaults)."""
+    groups = []
+    for group in plan.get("inputGroups") or []:
+        slices = []
+        for s in group.get("slices") or []:
+            partition = s.get("partitionPath") or ""
+            data = s.get("dataFilePath")
+            logs = tuple(_relative(partition, p) for p in s.get("deltaFilePaths") or [])
+            slices.append(SliceSpec(partition, s["fileId"], _relative(partition, data) if data else None, logs))
+        groups.append(PlannedGroup(tuple(slices), int(group.get("numOutputFileGroups") or 1)))
+    params = (plan.get("strategy") or {}).get("strategyParams") or {}
+    preserve = plan.get("preserveHoodieMetadata")
+    return ClusteringPlan(tuple(groups), tuple(list_fields(params.get(CLUSTERING_SORT_COLUMNS.key, ""))),
+                          True if preserve is None else bool(preserve))
+
+
+def pending_clusterings(table: HoodieTable) -> dict[str, ClusteringPlan]:
+    """Instant time → plan of every pending clustering, oldest first."""
+    out: dict[str, ClusteringPlan] = {}
+    for instant in table.timeline.pending():
+        plan = clustering_plan_of(table.timeline, instant)
+        if plan is not None:
+            out[instant.timestamp] = _parse_plan(plan)
+    return out
+
+
+def pending_clustering_groups(table: HoodieTable) -> dict[Group, str]:
+    """(partition, file id) → instant of the pending clustering that will replace the file group."""
+    return {(s.partition_path, s.file_id): instant for instant, plan in pending_clusterings(table).items()
+            for group in plan.groups for s in group.slices}
+
+
+# --- scheduling -----------------------------------------------------------------------------------
+
+def _base_size(file_slice: FileSlice, default: int) -> int:
+    return file_slice.base_file.size if file_slice.base_file is not None else default
+
+
+def _eligible(view: FileSystemView, cfg: HoodieConfig, partition: str, busy: set[Group]) -> list[FileSlice]:
+    """Latest slices not held by a pending compaction or clustering, base file below the small-file limit."""
+    limit = cfg.get(CLUSTERING_SMALL_FILE_LIMIT)
+    return [s for s in view.latest_file_slices(partition)
+            if (partition, s.file_id) not in busy and _base_size(s, 0) < limit]
+
+
+def _partition_groups(slices: list[FileSlice], cfg: HoodieConfig) -> list[tuple[list[FileSlice], int]]:
+    """PartitionAwareClusteringPlanStrategy.buildClusteringGroupsForPartition: largest slices first, a new
+    group whenever the next slice would pass max.bytes.per.group, at most max.num.groups groups."""
+    default = cfg.get(PARQUET_MAX_FILE_SIZE)
+    max_bytes, target = cfg.get(CLUSTERING_MAX_BYTES_PER_GROUP), cfg.get(CLUSTERING_TARGET_FILE_MAX_BYTES)
+    groups: list[tuple[list[FileSlice], int]] = []
+    current: list[FileSlice] = []
+    total = 0
+    for file_slice in sorted(slices, key=lambda s: -_base_size(s, default)):
+        size = _base_size(file_slice, default)
+        if current and total + size > max_bytes:
+            groups.append((current, math.ceil(total / target)))
+            current, total = [], 0
+            if len(groups) >= cfg.get(CLUSTERING_MAX_NUM_GROUPS):
+                return groups
+        current.append(file_slice)
+        total += size
+    if len(current) > 1 or (current and cfg.get(CLUSTERING_SINGLE_GROUP)):
+        groups.append((current, math.ceil(total / target)))
+    return groups
+
+
+def _metrics(slices: list[FileSlice], default_base_bytes: int) -> dict[str, float]:
+    """FileSliceMetricUtils: IO in whole MB (Hudi truncates), a base-less slice charged a full base to write."""
+    log_bytes = sum(log.size for s in slices for log in s.log_files)
+    read = sum(_base_size(s, 0) for s in slices)
+    write = sum(_base_size(s, 0) or default_base_bytes for s in slices)
+    read_mb, write_mb = (read + log_bytes) // _MB, write // _MB
+    return {"TOTAL_IO_READ_MB": float(read_mb), "TOTAL_IO_WRITE_MB": float(write_mb),
+            "TOTAL_IO_MB": float(read_mb + write_mb), "TOTAL_LOG_FILES_SIZE": float(log_bytes),
+            "TOTAL_LOG_FILES": float(sum(len(s.log_files) for s in slices))}
+
+
+def _slice_record(storage: Storage, file_slice: FileSlice) -> dict[str, Any]:
+    base = file_slice.base_file
+    return {"dataFilePath": storage.url(base.path) if base else "",
+            "deltaFilePaths": [storage.url(log.path) for log in file_slice.log_files],
+            "fileId": file_slice.file_id, "partitionPath": file_slice.partition_path,
+            "bootstrapFilePath": "", "version": 1}
+
+
+def _plan_record(storage: Storage, cfg: HoodieConfig, groups: list[tuple[list[FileSlice], int]]) -> dict[str, Any]:
+    sort_columns = cfg.get(CLUSTERING_SORT_COLUMNS)
+    input_groups = [{"slices": [_slice_record(storage, s) for s in slices],
+                     "metrics": _metrics(slices, cfg.get(PARQUET_MAX_FILE_SIZE)),
+                     "numOutputFileGroups": outputs, "extraMetadata": None, "version": 1}
+                    for slices, outputs in groups]
+    strategy = {"strategyClassName": EXECUTION_STRATEGY,
+                "strategyParams": {CLUSTERING_SORT_COLUMNS.key: sort_columns} if sort_columns else {},
+                "version": 1}
+    plan = {"inputGroups": input_groups, "strategy": strategy, "extraMetadata": {}, "version": 1,
+            "preserveHoodieMetadata": cfg.get(CLUSTERING_PRESERVE_COMMIT_METADATA)}
+    return {"operationType": CLUSTER, "clusteringPlan": plan, "extraMetadata": {}, "version": 1}
+
+
+def _check_options(table: HoodieTable, cfg: HoodieConfig) -> None:
+    if cfg.get(INDEX_TYPE) == "BUCKET":
+        raise HoodieConfigError("clustering is not supported with hoodie.index.type=BUCKET: new file groups would "
+                                "no longer match the buckets their records hash to")
+    schema = table.schema()
+    names = full_schema(schema).names if schema is not None else []
+    missing = [c for c in list_fields(cfg.get(CLUSTERING_SORT_COLUMNS)) if c not in names]
+    if missing:
+        raise HoodieConfigError(f"{CLUSTERING_SORT_COLUMNS.key}: {', '.join(missing)} is not a column of the "
+                                f"table; columns: {', '.join(names)}")
+
+
+def commits_since_last_clustering(table: HoodieTable) -> int:
+    """Completed commits, delta commits and replacecommits after the last completed clustering."""
+    done = table.timeline.completed_commits()
+    last = next((i.timestamp for i in reversed(done) if i.action == REPLACE_COMMIT
+                 and table.timeline.read_commit_metadata(i).operation_type == CLUSTER), "0")
+    return sum(1 for i in done if i.timestamp > last)
+
+
+def schedule_clustering(storage: Storage | str, options: dict[str, Any] | None = None) -> str | None:
+    """Write a clustering plan of the small file slices; its instant, or None when there is nothing to cluster
+    (or, with hoodie.clustering.inline, fewer than inline.max.commits commits since the last clustering)."""
+    storage = _storage(storage)
+    cfg = HoodieConfig(options or {})
+    rollback_failed_writes(HoodieTable.load(storage))
+    table = HoodieTable.load(storage)
+    _check_options(table, cfg)
+    if cfg.get(CLUSTERING_INLINE) and commits_since_last_clustering(table) < cfg.get(CLUSTERING_INLINE_MAX_COMMITS):
+        return None
+    busy = set(pending_compaction_file_groups(table)) | set(pending_clustering_groups(table))
+    groups: list[tuple[list[FileSlice], int]] = []
+    view = table.fs_view()
+    for partition in view.partitions():
+        groups.extend(_partition_groups(_eligible(view, cfg, partition, busy), cfg))
+    groups = groups[:cfg.get(CLUSTERING_MAX_NUM_GROUPS)]
+    if not groups:
+        return None
+    instant_time = new_instant_time(table.props.timeline_timezone, after=last_instant_time(table.timeline))
+    record = _plan_record(storage, cfg, groups)
+    table.timeline.create_requested(instant_time, REPLACE_COMMIT,
+                                    avro_models.serialize("HoodieRequestedReplaceMetadata", record))
+    LOG.info("scheduled clustering %s of %d group(s)", instant_time, len(groups))
+    return instant_time
+
+
+# --- updates to file groups under clustering -----------------------------------------------------
+
+def _file_group_id(group: Group) -> str:
+    return f"HoodieFileGroupId{{partitionPath='{group[0]}', fileId='{group[1]}'}}"
+
+
+def reject_updates_under_clustering(storage: Storage, cfg: HoodieConfig, updated: set[Group]) -> None:
+    """SparkRejectUpdateStrategy: a write that updates or deletes records of a file group under pending
+    clustering fails before it writes anything, since the clustering would replace what it writes."""
+    if not updated or cfg.get(CLUSTERING_UPDATES_STRATEGY) != REJECT_UPDATES:
+        return
+    pending = pending_clustering_groups(HoodieTable.load(storage))
+    hits = sorted(g for g in updated if g in pending)
+    if hits:
+        raise HoodieClusteringUpdateError(
+            f"Not allowed to update the clustering file group {_file_group_id(hits[0])}: it is under pending "
+            f"clustering {pending[hits[0]]} ({len(hits)} file group(s) of this write are) and "
+            f"{CLUSTERING_UPDATES_STRATEGY.key}={REJECT_UPDATES}; run the clustering first, or set "
+            f"{CLUSTERING_UPDATES_STRATEGY.key}={ALLOW_UPDATES}")
+
+
+def roll_back_clusterings_on_conflict(storage: Storage, cfg: HoodieConfig, updated: set[Group]) -> list[str]:
+    """SparkAllowUpdateStrategy with rollback.pending.replacecommit.on.conflict: pending clusterings of the
+    file groups a write updates are rolled back (plan and all), so the write wins."""
+    if cfg.get(CLUSTERING_UPDATES_STRATEGY) != ALLOW_UPDATES or not cfg.get(CLUSTERING_ROLLBACK_ON_CONFLICT):
+        return []
+    table = HoodieTable.load(storage)
+    pending = pending_clustering_groups(table)
+    rolled = []
+    for instant_time in sorted({pending[g] for g in updated if g in pending}):
+        instant = table.timeline.find(instant_time)
+        if instant is not None:
+            LOG.info("rolling back pending clustering %s: this write updates its file groups", instant_time)
+            rolled.append(rollback_instant(table, instant))
+            table = table.reload()
+    return rolled
+
+
+# --- execution ------------------------------------------------------------------------------------
+
+def _conflicts(table: HoodieTable, plan: ClusteringPlan) -> list[Group]:
+    """Input groups that are gone (overwritten) or got a newer base file or more log files since planning."""
+    latest = {(s.partition_path, s.file_id): s for s in table.fs_view().latest_file_slices()}
+    out = []
+    for group in plan.groups:
+        for planned in group.slices:
+            now = latest.get((planned.partition_path, planned.file_id))
+            base = now.base_file.path if now is not None and now.base_file is not None else None
+            logs = {log.path for log in now.log_files} if now is not None else set()
+            if now is None or base != planned.base_path or not logs <= set(planned.log_paths):
+                out.append((planned.partition_path, planned.file_id))
+    return out
+
+
+@dataclass
+class _Output:
+    """Where one clustering writes: the table, its instant and how rows become base-file rows."""
+
+    table: HoodieTable
+    instant_time: str
+    cfg: HoodieConfig
+    schema: pa.Schema
+    avro_json: str
+    preserve: bool
+    files_written: int = 0
+
+    def token(self) -> str:
+        self.files_written += 1
+        return write_token(self.files_written, 0, self.files_written)
+
+
+def _read_group(out: _Output, group: PlannedGroup) -> pa.Table:
+    """The group's current records (merge-on-read slices merged), in the table schema with meta columns."""
+    table, storage = out.table, out.table.storage
+    config = merge_config(table.props, out.cfg.get(MERGE_MAX_MEMORY), out.cfg.get(SPILLABLE_MAP_PATH))
+    visibility = log_visibility(table.timeline, None)
+    parts = []
+    for planned in group.slices:
+        logs = tuple(p for p in planned.log_paths if storage.exists(p))
+        spec = dataclasses.replace(planned, log_paths=logs)
+        parts.extend(read_merged_slice(storage, spec, out.schema, config, visibility))
+    return pa.concat_tables(parts) if parts else out.schema.empty_table()
+
+
+def _sorted(rows: pa.Table, columns: tuple[str, ...]) -> pa.Table:
+    """Ascending by the sort columns, nulls first (Spark's ascending order)."""
+    if not columns or rows.num_rows < 2:
+        return rows
+    keys: dict[str, pa.ChunkedArray] = {}
+    for n, column in enumerate(columns):
+        keys[f"valid{n}"] = pc.is_valid(rows.column(column))
+        keys[f"value{n}"] = rows.column(column)
+    order = pc.sort_indices(pa.table(keys), sort_keys=[(name, "ascending") for name in keys])
+    return rows.take(order)
+
+
+def _writer(out: _Output, rel_path: str) -> BaseFileWriter:
+    return base_file_writer(out.table.storage, rel_path, out.schema, out.cfg, out.avro_json)
+
+
+def _base_rows(out: _Output, rows: pa.Table, partition: str, file_name: str, task: int, seqno: int) -> pa.Table:
+    """Rows as stored in the new file: their own commit time and sequence number kept (preserve), or this
+    clustering's; the file name always the new file's."""
+    if out.preserve:
+        index = out.schema.get_field_index("_hoodie_file_name")
+        return rows.set_column(index, "_hoodie_file_name", pa.repeat(pa.scalar(file_name, pa.string()), rows.num_rows))
+    return with_meta_columns(rows, out.instant_time, task, rows.column("_hoodie_record_key"), partition, file_name,
+                             populate_meta_fields=out.table.props.populate_meta_fields, seqno_start=seqno)
+
+
+def _write_files(out: _Output, partition: str, rows: pa.Table) -> list[dict[str, Any]]:
+    """One output file group's rows, in new files rolled over at target.file.max.bytes."""
+    stats: list[dict[str, Any]] = []
+    target = out.cfg.get(CLUSTERING_TARGET_FILE_MAX_BYTES)
+    offset = 0
+    while offset < rows.num_rows:
+        started = time.monotonic()
+        token = out.token()
+        file_id = new_file_id()
+        file_name = make_base_file_name(file_id, token, out.instant_time)
+        rel_path = posixpath.join(partition, file_name) if partition else file_name
+        WriteMarkers(out.table.storage, out.instant_time).create(partition, file_name, "CREATE")
+        writer = _writer(out, rel_path)
+        first = offset
+        while offset < rows.num_rows and (offset == first or writer.bytes_written() < target):
+            piece = rows.slice(offset, _WRITE_ROWS)
+            writer.write(_base_rows(out, piece, partition, file_name, out.files_written, offset - first))
+            offset += piece.num_rows
+        written = writer.close()
+        elapsed = int((time.monotonic() - started) * 1000)
+        stats.append(base_file_write_stat(file_id, partition, rel_path, None, written.num_rows, written.file_size,
+                                          elapsed, inserts=written.num_rows))
+    return stats
+
+
+def _cluster_group(out: _Output, group: PlannedGroup, sort_columns: tuple[str, ...]) -> list[dict[str, Any]]:
+    """numOutputFileGroups contiguous runs of the (sorted) rows, as Spark's range partitioning cuts them."""
+    rows = _sorted(_read_group(out, group), sort_columns)
+    partition = group.slices[0].partition_path
+    bounds = np.linspace(0, rows.num_rows, max(group.num_output_groups, 1) + 1).astype(np.int64)
+    stats: list[dict[str, Any]] = []
+    for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
+        if stop > start:
+            stats.extend(_write_files(out, partition, rows.slice(int(start), int(stop - start))))
+    return stats
+
+
+def _replaced(plan: ClusteringPlan) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for group in plan.groups:
+        for planned in group.slices:
+            out.setdefault(planned.partition_path, []).append(planned.file_id)
+    return {p: sorted(ids) for p, ids in sorted(out.items())}
+
+
+def _pending_instant(table: HoodieTable, instant_time: str) -> Instant | None:
+    """The clustering's requested instant (None when it already completed), reverted to its plan when an
+    earlier attempt left it inflight (Hudi's rollbackInflightClustering: that attempt's files go, recorded
+    as a rollback, and the plan stays)."""
+    instant = table.timeline.find(instant_time)
+    if instant is not None and instant.is_completed and instant.action == REPLACE_COMMIT:
+        return None
+    if instant is None or clustering_plan_of(table.timeline, instant) is None:
+        raise HoodieTableError(f"no pending clustering {instant_time} on the timeline of {table.storage.base_url}")
+    if instant.state != REQUESTED:
+        LOG.info("rolling back the failed attempt of clustering %s before running it again", instant_time)
+        rollback_instant(table, instant, keep_requested=True)
+    return Instant(instant_time, REPLACE_COMMIT, REQUESTED)
+
+
+def execute_clustering(storage: Storage | str, instant_time: str, options: dict[str, Any] | None = None) -> str:
+    """Run one scheduled (or interrupted) clustering to completion; returns its instant time."""
+    storage = _storage(storage)
+    rollback_failed_writes(HoodieTable.load(storage))
+    table = HoodieTable.load(storage)
+    requested = _pending_instant(table, instant_time)
+    if requested is None:
+        return instant_time
+    table = table.reload()
+    plan = _parse_plan(clustering_plan_of(table.timeline, requested) or {})
+    conflicts = _conflicts(table, plan)
+    if conflicts:
+        rollback_instant(table, requested)
+        raise HoodieClusteringConflictError(
+            f"clustering {instant_time} rolled back: file group {_file_group_id(conflicts[0])} "
+            f"({len(conflicts)} in all) was updated or replaced by a write after it was planned (as "
+            f"{CLUSTERING_UPDATES_STRATEGY.key}={ALLOW_UPDATES} or an overwrite allow); completing would undo "
+            "that write. Schedule a new clustering")
+    schema = table.schema()
+    if schema is None:
+        raise HoodieTableError(f"clustering {instant_time}: the table has no schema")
+    avro = table.avro_schema()
+    avro_json = to_json(avro) if avro is not None else ""
+    out = _Output(table, instant_time, HoodieConfig(options or {}), full_schema(schema), avro_json,
+                  plan.preserve_metadata)
+    inflight = table.timeline.transition_to_inflight(requested)
+    started = time.monotonic()
+    by_partition: dict[str, list[WriteStat]] = {}
+    for group in plan.groups:
+        for stat in _cluster_group(out, group, plan.sort_columns):
+            by_partition.setdefault(stat["partitionPath"], []).append(WriteStat.from_dict(stat))
+    metadata = CommitMetadata(by_partition, False, {"schema": avro_json}, CLUSTER, _replaced(plan))
+    table.timeline.complete(inflight, metadata.to_json())
+    WriteMarkers(storage, instant_time).delete_all()
+    LOG.info("clustering %s: %d group(s) into %d file(s) in %.1f s", instant_time, len(plan.groups),
+             out.files_written, time.monotonic() - started)
+    return instant_time
+
+
+def run_clustering(storage: Storage | str, options: dict[str, Any] | None = None) -> list[str]:
+    """Execute every pending clustering, oldest first; their instant times."""
+    storage = _storage(storage)
+    pending = list(pending_clusterings(HoodieTable.load(storage)))
+    return [execute_clustering(storage, t, options) for t in pending]
+
+
+def cluster_inline(storage: Storage, cfg: HoodieConfig) -> str | None:
+    """After a commit (BaseHoodieTableServiceClient.runTableServicesInline): with hoodie.clustering.inline run
+    pending clusterings, then schedule one when inline.max.commits commits passed and run it; with only
+    schedule.inline, schedule one when no replacecommit is pending. Returns the instant scheduled."""
+    if cfg.get(CLUSTERING_INLINE):
+        run_clustering(storage, cfg.as_dict())
+        scheduled = schedule_clustering(storage, cfg.as_dict())
+        if scheduled is not None:
+            execute_clustering(storage, scheduled, cfg.as_dict())
+        return scheduled
+    if cfg.get(CLUSTERING_SCHEDULE_INLINE):
+        timeline = HoodieTable.load(storage).timeline
+        if not any(i.action == REPLACE_COMMIT for i in timeline.pending()):
+            return schedule_clustering(storage, cfg.as_dict())
+    return None
