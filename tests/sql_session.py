@@ -1,8 +1,10 @@
 """One Spark SQL session with a persistent (Derby) Hive metastore, as a separate process, for the SQL tests.
 
-Usage: python tests/sql_session.py <state dir> <statements file>. Runs the file's statements (separated by
-lines holding only `;`) in order and prints one JSON line per statement: {"rows": [...]} or {"error": "..."}.
-Each run is a fresh JVM, so a table found by name here was found through the metastore on disk.
+Usage: python tests/sql_session.py <state dir> <statements file> [<writes file>]. First runs the writes (a JSON
+list of {"path", "options", "rows", "ddl"}) through `hudi_py_source.spark.write`, which syncs the catalog when
+the options say so; then the file's statements (separated by lines holding only `;`) in order, printing one
+JSON line per statement: {"rows": [...]} or {"error": "..."}. Each run is a fresh JVM, so a table found by
+name here was found through the metastore on disk.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from hudi_py_source.spark import register
+from hudi_py_source.spark import register, write
 
 
 def session(state: Path) -> SparkSession:
@@ -37,6 +39,9 @@ def main() -> None:
     state, script = Path(sys.argv[1]), Path(sys.argv[2])
     spark = session(state)
     register(spark)
+    if len(sys.argv) > 3:
+        for job in json.loads(Path(sys.argv[3]).read_text()):
+            write(spark.createDataFrame(job["rows"], job["ddl"]), job["path"], job["options"])
     for statement in script.read_text().split("\n;\n"):
         if statement.strip():
             print(json.dumps(run(spark, statement.strip()), default=str), flush=True)

@@ -22,14 +22,19 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = "id STRING, ts BIGINT, amount DOUBLE, dt STRING, _hoodie_is_deleted BOOLEAN"
 
 
-def run_session(state: Path, statements: list[str]) -> list[dict]:
-    """Run the statements in a fresh Spark process; one result (rows or error) per statement."""
+def run_session(state: Path, statements: list[str], writes: list[dict] | None = None) -> list[dict]:
+    """Run the writes, then the statements, in a fresh Spark process; one result (rows or error) per statement."""
     script = state / "statements.sql"
     script.write_text("\n;\n".join(statements) + "\n")
+    extra = []
+    if writes:
+        (state / "writes.json").write_text(json.dumps(writes))
+        extra = [str(state / "writes.json")]
     env = {**os.environ, "SPARK_CONF_DIR": str(REPO_ROOT / "spark-conf"), "PYSPARK_PYTHON": sys.executable,
            "PYSPARK_DRIVER_PYTHON": sys.executable,
            "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, str(REPO_ROOT / "tests" / "sql_session.py"), str(state), str(script)],
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "tests" / "sql_session.py"), str(state), str(script),
+                           *extra],
                           capture_output=True, text=True, env=env, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
@@ -62,7 +67,12 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "INSERT INTO orders (id, ts, amount, dt) VALUES ('a', 1, 10.0, 'd1'), ('b', 1, 20.0, 'd2'), "
         "('c', 1, 30.0, 'd2')",
         "SELECT id, ts, amount, dt FROM orders ORDER BY id",
-    ])
+    ], writes=[{"path": str(base / "trips"), "ddl": "uuid string, ts long, fare double, city string",
+                "rows": [["u1", 1, 9.5, "sf"], ["u2", 1, 20.0, "la"]],
+                "options": {"hoodie.table.name": "trips", "hoodie.datasource.write.recordkey.field": "uuid",
+                            "hoodie.datasource.write.partitionpath.field": "city",
+                            "hoodie.datasource.hive_sync.enable": "true",
+                            "hoodie.datasource.hive_sync.database": "lake"}}])
     second = run_session(state, [
         "SELECT id, ts, amount, dt FROM orders ORDER BY id",
         "INSERT INTO orders (id, ts, amount, dt) VALUES ('a', 2, 11.0, 'd1'), ('d', 2, 40.0, 'd1')",
@@ -83,6 +93,7 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> dict:
         f"CREATE TABLE missing USING pyhudi LOCATION '{base / 'missing'}'",
         "DROP TABLE copy",
         "SHOW TABLES",
+        "SELECT uuid, fare, city FROM lake.trips ORDER BY uuid",
     ])
     return {"first": first, "second": second, "orders": orders, "copy": copy}
 
@@ -152,3 +163,9 @@ def test_drop_table_forgets_the_name_and_keeps_the_data(sessions: dict) -> None:
 
 def table_rows_of(path: Path) -> list[dict]:
     return sorted_rows(Table(str(path)).read(columns=["id", "amount"]), "id")
+
+
+def test_catalog_sync_registers_the_table_in_the_metastore(sessions: dict) -> None:
+    """Session 1 wrote `trips` with hoodie.datasource.hive_sync.*; session 2 finds lake.trips by name."""
+    assert rows(sessions["second"][18]) == [{"uuid": "u1", "fare": 9.5, "city": "sf"},
+                                            {"uuid": "u2", "fare": 20.0, "city": "la"}]
