@@ -343,21 +343,13 @@ def read_footer(storage: Storage, rel_path: str) -> BaseFileFooter:
         )
 
 
-def read_base_file(
-    storage: Storage,
-    rel_path: str,
-    columns: list[str] | None = None,
-    filters: Any = None,
-) -> pa.Table:
-    """Rows of one base file; `filters` (expression or DNF list) prune row groups and rows.
-
-    Partition directories in the path (`a=1/`) are not turned into columns: base files hold every
-    column themselves.
-    """
-    return pq.read_table(
-        storage.full(rel_path),
-        filesystem=storage.pyarrow_fs(),
-        columns=columns,
-        filters=filters,
-        partitioning=None,
-    )
+def read_base_file(storage: Storage, rel_path: str, columns: list[str] | None = None) -> pa.Table:
+    """Rows of one base file, only `columns` of them when given. Columns the file lacks (added to the table
+    after it was written) are left out for the caller to fill; partition folders (`a=1/`) never become
+    columns, as base files hold every column themselves."""
+    with storage.pyarrow_fs().open_input_file(storage.full(rel_path)) as source:
+        parquet = pq.ParquetFile(source)
+        if columns is not None:
+            present = set(parquet.schema_arrow.names)
+            columns = [c for c in columns if c in present]
+        return parquet.read(columns=columns)

@@ -14,6 +14,8 @@ logs may hold keys outside the base file's footer range.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -247,7 +249,7 @@ def read_split(plan: ReadPlan, split: Split) -> list[pa.Table]:
     read_schema = plan.schema if needed is None else pa.schema([plan.schema.field(c) for c in needed])
     out = []
     for path, partition in split.files:
-        data = read_base_file(plan.storage, path)
+        data = read_base_file(plan.storage, path, read_schema.names)
         table = conform(data.select([c for c in read_schema.names if c in data.column_names]), read_schema,
                            _restore(plan, partition))
         if expression is not None:
@@ -282,5 +284,7 @@ def read_table(storage: Storage, options: dict | None = None, predicates: list[P
                columns: list[str] | None = None, as_of: str | None = None) -> pa.Table:
     plan = plan_read(storage, options, predicates, as_of)
     plan.columns = columns
-    tables = [t for split in plan.splits for t in read_split(plan, split)]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        tables = [t for split_tables in pool.map(lambda split: read_split(plan, split), plan.splits)
+                  for t in split_tables]
     return pa.concat_tables(tables) if tables else plan.output_schema.empty_table()
