@@ -294,3 +294,28 @@ def test_hudi_rs_reads_rewritten_fixture(fixture_zip_dir: Path, tmp_path: Path) 
     after = snapshot()
     assert after.num_rows == 4
     assert after.equals(before)
+
+
+def test_dictionary_only_for_columns_that_repeat() -> None:
+    """Unique columns (keys, measurements) skip the dictionary a writer would build and then abandon."""
+    from hudi_py_source.io.base_file import dictionary_columns
+
+    rows = pa.table({"key": [f"k{i}" for i in range(10)], "city": ["a", "b"] * 5, "x": [float(i) for i in range(10)],
+                     "half": [0, 1, 2, 3, 4] * 2})
+    assert dictionary_columns(rows) == ["city", "half"]
+    assert dictionary_columns(rows.append_column("s", pa.array([{"v": 1}] * 10))) is True
+
+
+def test_writer_files_read_back_the_same_with_selective_dictionaries(tmp_path: Path) -> None:
+    storage = Storage(str(tmp_path))
+    flat = _data(4).drop_columns(["tags"])
+    table = with_meta_columns(flat, COMMIT, 2, pa.array(["d", "b", "c", "a"]), "", "f.parquet")
+    writer = _writer(storage, "f.parquet", table.schema)
+    writer.write(table)
+    writer.close()
+    metadata = pq.ParquetFile(storage.full("f.parquet")).metadata
+    encodings = {metadata.schema.column(i).name: metadata.row_group(0).column(i).encodings
+                 for i in range(metadata.num_columns)}
+    assert "RLE_DICTIONARY" in encodings["_hoodie_commit_time"]
+    assert "RLE_DICTIONARY" not in encodings["_hoodie_record_key"]
+    assert read_base_file(storage, "f.parquet").equals(table)

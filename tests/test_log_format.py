@@ -512,3 +512,19 @@ def test_delete_block_with_several_ordering_values(values: pa.Array) -> None:
     decoded = decode_delete_block(next(iter_log_blocks(block)))
     assert decoded.column("record_key").to_pylist() == ["k1", "k2", "k3"]
     assert decoded.column("ordering_val").to_pylist() == values.to_pylist()
+
+
+def test_decoding_a_few_fields_skips_the_others() -> None:
+    """A reader schema of some fields returns those, decoded as the full read decodes them; a kept field that
+    names a type only a dropped field defines falls back to reading every field."""
+    from hudi_py_source.io.avro_records import decode_records, encode_records, length_prefixed
+
+    schema = {"type": "record", "name": "r", "fields": [
+        {"name": "a", "type": {"type": "record", "name": "X", "fields": [{"name": "v", "type": "int"}]}},
+        {"name": "b", "type": ["null", "X"], "default": None},
+        {"name": "c", "type": ["null", "string"], "default": None}]}
+    table = pa.table({"a": [{"v": 1}, {"v": 2}], "b": [None, {"v": 3}], "c": ["x", None]})
+    _, prefixed = length_prefixed(encode_records(table, schema))
+    body = b"".join(prefixed.to_pylist())
+    assert list(decode_records(body, 2, schema, {"c"})) == [{"c": "x"}, {"c": None}]
+    assert list(decode_records(body, 2, schema, {"b"})) == list(decode_records(body, 2, schema))

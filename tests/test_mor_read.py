@@ -9,10 +9,13 @@ import re
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from oracles import assert_reads_like_hudi_rs
+from test_cow_operations import rows
+from test_mor_write import mor_options
 
-from hudi_py_source import Table
+from hudi_py_source import Predicate, Table
 from hudi_py_source.errors import HoodieConfigError
 from hudi_py_source.io.base_file import read_base_file
 from hudi_py_source.io.log_blocks import (
@@ -335,3 +338,26 @@ def test_unsupported_payload_class_names_the_property() -> None:
     props = TableProperties({"hoodie.table.version": "6", "hoodie.compaction.payload.class": partial})
     with pytest.raises(HoodieConfigError, match=re.escape(f"hoodie.compaction.payload.class='{partial}'")):
         merge_config(props, 1024, "/tmp")
+
+
+@pytest.mark.parametrize("payload", ["org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
+                                     "org.apache.hudi.common.model.DefaultHoodieRecordPayload"])
+def test_projected_merged_read_equals_the_full_read_projected(tmp_path, payload: str) -> None:
+    """A read of a few columns merges base and logs in those columns plus the ones the merge decides by
+    (key, ordering field, soft-delete marker): the rows must be the full merge's, projected."""
+    url = str(tmp_path / "t")
+    opts = mor_options("upsert", "BLOOM", **{"hoodie.datasource.write.payload.class": payload,
+                                             "hoodie.parquet.small.file.limit": "0"})
+    Table(url).write(rows(range(0, 20)), {**opts, "hoodie.datasource.write.operation": "bulk_insert"})
+    newer, older = rows(range(0, 10), 3), rows(range(5, 15), 2)
+    deleted = rows(range(15, 18), 4).append_column("_hoodie_is_deleted", pa.array([True] * 3))
+    for batch in (newer, older):
+        Table(url).write(batch.append_column("_hoodie_is_deleted", pa.array([False] * batch.num_rows)), opts)
+    Table(url).write(deleted, opts)
+    assert all(s.log_files for s in Table(url).hoodie_table().fs_view().latest_file_slices())
+    full = Table(url).read()
+    for columns, filters in ((["amount"], None), (["n", "city"], [Predicate(">", "n", 10)])):
+        projected = Table(url).read(columns=columns, filters=filters)
+        expected = full.filter(pc.greater(full.column("n"), 10)) if filters else full
+        assert projected.column_names == columns
+        assert sorted(projected.to_pylist(), key=str) == sorted(expected.select(columns).to_pylist(), key=str)

@@ -486,18 +486,33 @@ def _container(schema: dict[str, Any], count: int, body: bytes | memoryview) -> 
     return out.getvalue()
 
 
-def decode_records(body: bytes | memoryview, count: int,
-                   schema: str | dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Decode `count` consecutive records, each after its int32 length.
+def _reader_schema(root: dict[str, Any], fields: set[str] | None) -> dict[str, Any] | None:
+    """The record with only `fields` (Avro schema resolution then skips the others without building them);
+    None to read every field, also when a kept field names a type that only a dropped field defines."""
+    if fields is None or all(f["name"] in fields for f in root["fields"]):
+        return None
+    kept = [f for f in root["fields"] if f["name"] in fields]
+    reader = dict(root, fields=kept)
+    try:
+        fastavro.parse_schema(reader)
+    except (fastavro.schema.SchemaParseException, fastavro.schema.UnknownType):
+        return None
+    return reader
+
+
+def decode_records(body: bytes | memoryview, count: int, schema: str | dict[str, Any],
+                   fields: set[str] | None = None) -> Iterator[dict[str, Any]]:
+    """Decode `count` consecutive records, each after its int32 length; only `fields` of them when given.
 
     fastavro reads them in one call: the 4-byte length prefix is declared as a leading
     `fixed(4)` field of the record, so the block body is a plain Avro record sequence.
     Date/time/timestamp fields come back as ints; decimals as `decimal.Decimal`.
     """
     root = _strip_int_logical(parse_schema_json(schema))
+    reader_schema = _reader_schema(root, fields)
     root = dict(root, fields=[{"name": _PREFIX_FIELD, "type": {
         "type": "fixed", "name": "HoodieLogRecordLength", "size": 4}}] + list(root["fields"]))
-    reader = fastavro.reader(io.BytesIO(_container(root, count, body)))
+    reader = fastavro.reader(io.BytesIO(_container(root, count, body)), reader_schema=reader_schema)
     for record in reader:
         record.pop(_PREFIX_FIELD, None)
         yield record

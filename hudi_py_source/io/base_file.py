@@ -47,6 +47,7 @@ AVRO_SCHEMA_KEY = "parquet.avro.schema"
 _JAVA_GZIP_LEVEL = 6
 # The first row group is flushed early so the compression ratio is known when sizing the rest.
 _FIRST_ROW_GROUP_BYTES = 16 * 1024 * 1024
+_DICTIONARY_SAMPLE_ROWS = 65536
 
 
 def meta_schema_fields() -> list[pa.Field]:
@@ -210,20 +211,21 @@ class BaseFileWriter:
         self._flushed_arrow_bytes = 0
         storage.makedirs(posixpath.dirname(rel_path))
         self._sink = storage.pyarrow_fs().open_output_stream(storage.full(rel_path))
-        self._writer = pq.ParquetWriter(
-            self._sink,
-            schema,
-            compression=compression,
-            compression_level=_JAVA_GZIP_LEVEL if compression.lower() == "gzip" else None,
-            use_dictionary=dictionary,
-            data_page_size=page_size,
-            coerce_timestamps="us",
-            allow_truncated_timestamps=False,
-            use_deprecated_int96_timestamps=False,
-            use_compliant_nested_type=True,
-            store_schema=False,
-        )
+        self._dictionary = dictionary
+        self._options: dict[str, Any] = {
+            "compression": compression,
+            "compression_level": _JAVA_GZIP_LEVEL if compression.lower() == "gzip" else None,
+            "data_page_size": page_size, "coerce_timestamps": "us", "allow_truncated_timestamps": False,
+            "use_deprecated_int96_timestamps": False, "use_compliant_nested_type": True, "store_schema": False,
+        }
+        self._writer: pq.ParquetWriter | None = None
         self._closed = False
+
+    def _open(self, first: pa.Table) -> pq.ParquetWriter:
+        """The parquet writer, opened at the first row group so that its rows can say which columns to
+        dictionary-encode (hoodie.parquet.dictionary.enabled)."""
+        use_dictionary: bool | list[str] = self._dictionary and dictionary_columns(first)
+        return pq.ParquetWriter(self._sink, self.schema, use_dictionary=use_dictionary, **self._options)
 
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
         table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
@@ -266,6 +268,8 @@ class BaseFileWriter:
         if not self._pending:
             return
         table = pa.Table.from_batches(self._pending, schema=self.schema)
+        if self._writer is None:
+            self._writer = self._open(table)
         try:
             self._writer.write_table(table, row_group_size=max(table.num_rows, 1))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
@@ -293,10 +297,11 @@ class BaseFileWriter:
         if self._closed:
             raise HoodieError(f"base file {self.rel_path} is already closed")
         self._flush()
+        writer = self._writer if self._writer is not None else self._open(self.schema.empty_table())
         footer = self.footer_metadata()
         if footer:
-            self._writer.add_key_value_metadata(footer)
-        self._writer.close()
+            writer.add_key_value_metadata(footer)
+        writer.close()
         size = self._sink.tell()
         self._sink.close()
         self._closed = True
@@ -314,10 +319,27 @@ class BaseFileWriter:
             return
         self._closed = True
         try:
-            self._writer.close()
+            if self._writer is not None:
+                self._writer.close()
         finally:
             self._sink.close()
             self.storage.delete(self.rel_path)
+
+
+def dictionary_columns(rows: pa.Table) -> list[str] | bool:
+    """Columns worth dictionary-encoding: those whose first rows repeat values (at most half distinct).
+
+    A writer tries a dictionary for every column and falls back to plain encoding once the dictionary
+    page fills, which for unique values (record keys, sequence numbers, measurements) doubles the cost of
+    writing and saves nothing. Nested columns keep the dictionary (True for all) as their leaves cannot
+    be sampled by name here."""
+    if any(pa.types.is_nested(f.type) for f in rows.schema):
+        return True
+    sample = rows.slice(0, _DICTIONARY_SAMPLE_ROWS)
+    if sample.num_rows == 0:
+        return True
+    return [name for name, column in zip(sample.column_names, sample.columns)
+            if pc.count_distinct(column, mode="all").as_py() * 2 <= sample.num_rows]
 
 
 def _text(meta: dict[bytes, bytes], key: str) -> str | None:

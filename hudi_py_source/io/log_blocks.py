@@ -277,14 +277,17 @@ def _arrow_schema_of(schema_json: str) -> pa.Schema:
     return avro_to_arrow(json.loads(schema_json))
 
 
-def decode_data_block(block: LogBlock, arrow_schema: pa.Schema | None = None) -> pa.Table:
-    """Rows of a data block, meta columns included.
+def decode_data_block(block: LogBlock, arrow_schema: pa.Schema | None = None,
+                      fields: set[str] | None = None) -> pa.Table:
+    """Rows of a data block, meta columns included; only the columns in `fields` when given (a reader that
+    needs a few columns skips decoding the rest).
 
     `arrow_schema` is the Arrow form of the header SCHEMA; when omitted it is derived with
     `avro_schema.avro_to_arrow`. Parquet blocks carry their own schema.
     """
     if block.block_type == BlockType.PARQUET_DATA_BLOCK:
-        return pq.read_table(pa.BufferReader(block.content))
+        table = pq.read_table(pa.BufferReader(block.content))
+        return table if fields is None else table.select([c for c in table.column_names if c in fields])
     if block.block_type not in (BlockType.AVRO_DATA_BLOCK, BlockType.CDC_DATA_BLOCK):
         raise HoodieError(f"cannot decode {block.block_type.name} at offset {block.offset} as rows")
     schema_json = block.schema_json
@@ -297,8 +300,10 @@ def decode_data_block(block: LogBlock, arrow_schema: pa.Schema | None = None) ->
     if version != DATA_BLOCK_VERSION:
         raise HoodieError(f"avro data block version {version} at offset {block.offset} is not supported")
     schema = arrow_schema if arrow_schema is not None else _arrow_schema_of(schema_json)
+    if fields is not None:
+        schema = pa.schema([f for f in schema if f.name in fields])
     try:
-        records = list(avro_records.decode_records(memoryview(content)[8:], count, schema_json))
+        records = list(avro_records.decode_records(memoryview(content)[8:], count, schema_json, fields))
     except (ValueError, EOFError, IndexError, KeyError, UnicodeDecodeError) as exc:
         raise HoodieError(f"avro data block at offset {block.offset} cannot be decoded: {exc}") from exc
     if len(records) != count:

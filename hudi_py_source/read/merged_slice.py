@@ -53,6 +53,7 @@ from ..io.log_blocks import BlockType, LogBlock, decode_command_block, decode_da
 from ..io.log_format import read_log_file
 from ..merge.payload import (
     DEFAULT_PAYLOAD,
+    IS_DELETED,
     OVERWRITE_WITH_LATEST,
     drop_soft_deletes,
     field_values,
@@ -369,23 +370,36 @@ def _visible(rows: pa.Table) -> pa.Table:
 # Reading a slice
 
 
-def _decoded(path: str, block: LogBlock, schemas: dict[str, pa.Schema]) -> pa.Table:
+def _decoded(path: str, block: LogBlock, schemas: dict[str, pa.Schema], fields: set[str]) -> pa.Table:
+    """A block's rows, decoding only `fields` (the columns of the read)."""
     try:
         if block.block_type == BlockType.DELETE_BLOCK:
             return decode_delete_block(block)
         text = block.schema_json or ""
         if block.block_type == BlockType.AVRO_DATA_BLOCK and text not in schemas:
             schemas[text] = avro_to_arrow(json.loads(text))
-        return decode_data_block(block, schemas.get(text))
+        return decode_data_block(block, schemas.get(text), fields)
     except (HoodieError, ValueError) as exc:
         raise HoodieError(f"log file {path}: {exc}") from exc
 
 
-def _base_batches(storage: Storage, path: str) -> Iterator[pa.Table]:
+def _base_batches(storage: Storage, path: str, schema: pa.Schema) -> Iterator[pa.Table]:
+    """The base file's rows in batches, of the columns in `schema` that the file has."""
     with storage.pyarrow_fs().open_input_file(storage.full(path)) as source:
         parquet = pq.ParquetFile(source)
-        for batch in parquet.iter_batches(batch_size=_BASE_BATCH_ROWS):
+        present = set(parquet.schema_arrow.names)
+        columns = [c for c in schema.names if c in present]
+        for batch in parquet.iter_batches(batch_size=_BASE_BATCH_ROWS, columns=columns):
             yield pa.Table.from_batches([batch])
+
+
+def merge_schema(schema: pa.Schema, wanted: list[str], config: MergeConfig) -> pa.Schema:
+    """The columns a merged read of `wanted` needs: those, plus what merging decides by (the record key, the
+    ordering field, the soft-delete marker, the partition path of delete blocks), in `schema`'s order."""
+    needed = set(wanted) | {KEY, "_hoodie_partition_path", IS_DELETED}
+    if config.ordering_field is not None:
+        needed.add(config.ordering_field.split(".")[0])
+    return pa.schema([f for f in schema if f.name in needed])
 
 
 def read_merged_slice(storage: Storage, spec: SliceSpec, schema: pa.Schema, config: MergeConfig,
@@ -402,7 +416,7 @@ def read_merged_slice(storage: Storage, spec: SliceSpec, schema: pa.Schema, conf
     try:
         schemas: dict[str, pa.Schema] = {}
         for path, block in _blocks(storage, spec.log_paths, visibility):
-            decoded = _decoded(path, block, schemas)
+            decoded = _decoded(path, block, schemas, set(schema.names))
             stats.log_blocks += 1
             stats.log_records += decoded.num_rows
             if block.block_type == BlockType.DELETE_BLOCK:
@@ -410,7 +424,7 @@ def read_merged_slice(storage: Storage, spec: SliceSpec, schema: pa.Schema, conf
             else:
                 records.apply(records.data_rows(conform(decoded, schema, restore)))
         if spec.base_path is not None:
-            for batch in _base_batches(storage, spec.base_path):
+            for batch in _base_batches(storage, spec.base_path, schema):
                 yield _merge_base(records, conform(batch, schema, restore), config, stats).select(schema.names)
         for piece in records.remaining():
             inserted = _visible(piece)
@@ -446,11 +460,11 @@ def _merge_base(records: LogRecords, base: pa.Table, config: MergeConfig, stats:
 def _append_only(storage: Storage, spec: SliceSpec, schema: pa.Schema, visibility: LogVisibility,
                  restore: dict[str, str | None], stats: MergeStats) -> Iterator[pa.Table]:
     if spec.base_path is not None:
-        for batch in _base_batches(storage, spec.base_path):
+        for batch in _base_batches(storage, spec.base_path, schema):
             yield conform(batch, schema, restore)
     schemas: dict[str, pa.Schema] = {}
     for path, block in _blocks(storage, spec.log_paths, visibility):
-        decoded = _decoded(path, block, schemas)
+        decoded = _decoded(path, block, schemas, set(schema.names))
         stats.log_blocks += 1
         stats.log_records += decoded.num_rows
         if block.block_type != BlockType.DELETE_BLOCK:

@@ -36,6 +36,7 @@ from .merged_slice import (
     SliceSpec,
     log_visibility,
     merge_config,
+    merge_schema,
     read_merged_slice,
 )
 from .predicates import Predicate, conjunction, key_candidates, supports
@@ -255,8 +256,9 @@ def read_split(plan: ReadPlan, split: Split) -> list[pa.Table]:
         if expression is not None:
             table = table.filter(expression)
         out.append(table.select(plan.output_schema.names))
+    merge_read = plan.schema if needed is None or plan.merge is None else merge_schema(plan.schema, needed, plan.merge)
     for spec in split.slices:
-        out.extend(_read_merged(plan, spec, expression))
+        out.extend(_read_merged(plan, spec, expression, merge_read))
     return out
 
 
@@ -266,13 +268,15 @@ def _restore(plan: ReadPlan, partition: str) -> dict[str, str | None]:
     return partition_values(partition, plan.partition_fields, plan.hive_style, plan.url_encoded)
 
 
-def _read_merged(plan: ReadPlan, spec: SliceSpec, expression: pc.Expression | None) -> list[pa.Table]:
-    """A slice merged in the full schema (the merge needs keys and ordering values), then filtered and projected."""
+def _read_merged(plan: ReadPlan, spec: SliceSpec, expression: pc.Expression | None,
+                 schema: pa.Schema) -> list[pa.Table]:
+    """A slice merged in `schema` (the query's columns and those the merge decides by), then filtered and
+    projected."""
     if plan.merge is None or plan.visibility is None:
         raise HoodieConfigError(f"split holds file slice {spec.file_id} with log files but the plan is not a "
                                 "merge-on-read snapshot plan")
     out = []
-    for table in read_merged_slice(plan.storage, spec, plan.schema, plan.merge, plan.visibility,
+    for table in read_merged_slice(plan.storage, spec, schema, plan.merge, plan.visibility,
                                    _restore(plan, spec.partition_path)):
         if expression is not None:
             table = table.filter(expression)
