@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..errors import HoodieError, HoodieSchemaError
-from . import avro_records
+from . import avro_columnar, avro_records
 from .avro_records import (
     ORDERING_WRAPPERS,
     concat_values,
@@ -302,6 +302,13 @@ def decode_data_block(block: LogBlock, arrow_schema: pa.Schema | None = None,
     schema = arrow_schema if arrow_schema is not None else _arrow_schema_of(schema_json)
     if fields is not None:
         schema = pa.schema([f for f in schema if f.name in fields])
+    try:
+        columns = avro_columnar.decode_flat(memoryview(content)[8:], count,
+                                            avro_records.parse_schema_json(schema_json), fields)
+        if columns is not None:
+            return pa.table([columns[f.name].cast(f.type) for f in schema], schema=schema)
+    except (HoodieError, IndexError, struct.error, pa.ArrowInvalid) as exc:
+        raise HoodieError(f"avro data block at offset {block.offset} cannot be decoded: {exc}") from exc
     try:
         records = list(avro_records.decode_records(memoryview(content)[8:], count, schema_json, fields))
     except (ValueError, EOFError, IndexError, KeyError, UnicodeDecodeError) as exc:

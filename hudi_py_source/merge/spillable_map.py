@@ -43,10 +43,14 @@ class _Run:
     matched: np.ndarray
 
     def candidates(self, query_hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(query index, row) pairs whose hashes are equal; equal keys are among them."""
+        """(query index, row) pairs whose hashes are equal; equal keys are among them. Most queried keys of a
+        base file are not in the log, so the run's end of a hash range is searched for the hits only."""
+        if not len(self.hashes):
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
         left = np.searchsorted(self.hashes, query_hashes, side="left")
-        right = np.searchsorted(self.hashes, query_hashes, side="right")
-        counts = right - left
+        hits = np.flatnonzero(self.hashes[np.minimum(left, len(self.hashes) - 1)] == query_hashes)
+        counts = np.zeros(len(query_hashes), dtype=np.int64)
+        counts[hits] = np.searchsorted(self.hashes, query_hashes[hits], side="right") - left[hits]
         query = np.repeat(np.arange(len(query_hashes)), counts)
         within = np.arange(len(query)) - np.repeat(np.cumsum(counts) - counts, counts)
         rank = left[query] + within
