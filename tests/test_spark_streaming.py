@@ -15,20 +15,18 @@ from test_cow_operations import DATA_COLUMNS, data_rows, options, rows
 
 from hudi_py_source import Table
 from hudi_py_source.errors import HoodieConfigError, HoodieError
-from hudi_py_source.spark.streaming import (
-    INIT_INSTANT,
-    SINK_CHECKPOINT_KEY,
-    PyHudiStreamReader,
-    checkpoint_value,
-    commit_micro_batch,
-    initial_offset,
-    last_committed_batch,
-    readable_end,
-    stage_rows,
-)
+from hudi_py_source.read.streaming_offsets import INIT_INSTANT, initial_offset, readable_end
+from hudi_py_source.spark.streaming import PyHudiStreamReader
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.hoodie_table import HoodieTable, table_exists
 from hudi_py_source.write.client import start_write
+from hudi_py_source.write.streaming_sink import (
+    SINK_CHECKPOINT_KEY,
+    checkpoint_value,
+    commit_micro_batch,
+    last_committed_batch,
+    stage_rows,
+)
 
 QUERY_TIMEOUT_S = 60
 

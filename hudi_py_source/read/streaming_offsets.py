@@ -1,0 +1,52 @@
+"""Where a streaming read of a table's commits may start and how far it may go.
+
+Offsets are instant times, as Hudi's HoodieSourceOffset ({"commitTime": ...}); a micro-batch over
+(start, end] is an incremental query over those completed commits. The end never passes a pending
+write (Hudi's BLOCK handling of hollow commits for streaming reads): an instant that started earlier
+but completes later would otherwise be skipped for good.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..config import STREAMING_START_OFFSET, HoodieConfig
+from ..storage import Storage
+from ..table.hoodie_table import HoodieTable
+from ..timeline import avro_models
+from ..timeline.instant import CLUSTERING, COMMIT, DELTA_COMMIT, REPLACE_COMMIT, REQUESTED, Instant
+
+INIT_INSTANT = "00000000000000"
+_WRITE_ACTIONS = (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)
+
+
+def _is_clustering(table: HoodieTable, instant: Instant) -> bool:
+    """A pending clustering rewrites records without adding any, so it does not hold a read back."""
+    if instant.action == CLUSTERING:
+        return True
+    requested = Instant(instant.timestamp, instant.action, REQUESTED)
+    return instant.action == REPLACE_COMMIT and avro_models.clustering_plan(table.timeline.read_bytes(requested)) \
+        is not None
+
+
+def readable_end(storage: Storage) -> str | None:
+    """The newest completed write a streaming read may reach: older than every pending write (pending
+    clustering aside, which adds no records), else a slower writer's records would be skipped."""
+    table = HoodieTable.load(storage)
+    pending = [i.timestamp for i in table.timeline.pending()
+               if i.action in _WRITE_ACTIONS + (CLUSTERING,) and not _is_clustering(table, i)]
+    first_pending = min(pending) if pending else None
+    done = [i.timestamp for i in table.timeline.completed_commits() if i.action in _WRITE_ACTIONS
+            and (first_pending is None or i.timestamp < first_pending)]
+    return done[-1] if done else None
+
+
+def initial_offset(storage: Storage, options: dict[str, Any]) -> str:
+    """hoodie.datasource.streaming.startOffset: from the beginning, after the latest commit, or after
+    the given instant."""
+    start = HoodieConfig(options).get(STREAMING_START_OFFSET) or "earliest"
+    if start.lower() == "earliest":
+        return INIT_INSTANT
+    if start.lower() == "latest":
+        return readable_end(storage) or INIT_INSTANT
+    return start
