@@ -109,3 +109,14 @@ def test_200k_keys_simple(storage: Storage) -> None:
     print(f"SIMPLE tagged {len(keys)} keys against {len(candidates)} files in {time.perf_counter() - start:.3f}s")
     assert result.file_id.null_count == 100000
     assert result.file_id[0].as_py() == "f5" and result.file_id[99999].as_py() == "f9"
+
+
+def test_lookup_direction_does_not_change_the_positions_found() -> None:
+    """The file's keys may be looked up in the probed keys (when those are unique and fewer) or the other
+    way round; duplicates on either side must not add or lose positions."""
+    from hudi_py_source.index.simple_index import _found
+
+    file_keys = pa.array([f"k{i}" for i in range(10)] + ["k3"])
+    assert _found(pa.array(["k3", "x", "k9"]), file_keys).tolist() == [0, 2]
+    assert _found(pa.array(["k3", "x", "k3"]), file_keys).tolist() == [0, 2]
+    assert _found(pa.array([f"k{i}" for i in range(20)]), file_keys).tolist() == list(range(10))

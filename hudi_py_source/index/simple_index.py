@@ -23,6 +23,15 @@ from .tagging import (
 )
 
 
+def _found(probe: pa.Array, file_keys: pa.Array) -> np.ndarray:
+    """Positions in `probe` of the keys the file holds. The hash table is built over the smaller side: when
+    the probed keys are unique, looking the file's keys up in them finds the same positions."""
+    if len(file_keys) > len(probe) and pc.count_distinct(probe).as_py() == len(probe):
+        positions = pc.index_in(file_keys, value_set=probe).drop_null()
+        return np.unique(positions.to_numpy(zero_copy_only=False).astype(np.int64))
+    return np.flatnonzero(pc.is_valid(pc.index_in(probe, value_set=file_keys)).to_numpy(zero_copy_only=False))
+
+
 def tag_simple(storage: Storage, keys: pa.Array, partition_paths: pa.Array, candidates: list[CandidateFile],
                *, is_global: bool, key_reader: KeyReader) -> Tagging:
     """Tag records by looking their keys up in the keys of the candidate files, file by file: a hash
@@ -41,8 +50,7 @@ def tag_simple(storage: Storage, keys: pa.Array, partition_paths: pa.Array, cand
         if not len(rows):
             continue
         probe = keys if is_global else keys.take(pa.array(rows))
-        found = pc.is_valid(pc.index_in(probe, value_set=key_reader(storage, candidates[i]).cast(pa.string())))
-        hit = rows[found.to_numpy(zero_copy_only=False)]
+        hit = rows[_found(probe, key_reader(storage, candidates[i]).cast(pa.string()))]
         matched_rows.append(hit)
         matched_files.append(np.full(len(hit), i, dtype=np.int64))
     return assign_locations(
