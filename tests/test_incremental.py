@@ -131,3 +131,21 @@ def test_cleaned_range_fails_naming_the_earliest_readable_instant(tmp_path) -> N
         "000", second, {"hoodie.datasource.read.incr.fallback.fulltablescan.enable": "true"})
     assert sorted((r["id"], r["_hoodie_commit_time"]) for r in fallback.to_pylist()) == [
         (f"k{i:04d}", second) for i in range(3)]
+
+
+def test_range_cleaned_by_the_cleaner_fails_then_reads_from_the_named_instant(tmp_path) -> None:
+    """The real cleaner (one commit retained) removes the first versions; the error names an instant from
+    which the range reads, and reading from it returns exactly the later commits' records."""
+    url = str(tmp_path / "t")
+    opts = {**options("nonpartitioned", "upsert"), "hoodie.cleaner.commits.retained": "1"}
+    table = Table(url)
+    commits = [table.write(rows(range(0, 6), v), opts) for v in (1, 2, 3, 4)]
+    assert [i.action for i in table.hoodie_table().timeline.completed()].count("clean") >= 1
+    with pytest.raises(HoodieIncrementalRangeError) as err:
+        table.read_incremental("000", commits[-1])
+    begin = err.value.earliest_begin
+    assert begin in commits[:-1]
+    got = table.read_incremental(begin, commits[-1])
+    later = commits[commits.index(begin) + 1:]
+    assert sorted(set(got.column("_hoodie_commit_time").to_pylist())) == later
+    assert sorted(got.column("id").to_pylist()) == [f"k{i:04d}" for i in range(6)]
