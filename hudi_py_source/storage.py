@@ -52,6 +52,12 @@ class Storage:
         self._fs: fsspec.AbstractFileSystem | None = None
         self._root: str | None = None
 
+    @classmethod
+    def of(cls, storage_or_path: Storage | str) -> Storage:
+        """The storage itself, or a local or fsspec-URL path (no storage options) made one: the services
+        take either."""
+        return storage_or_path if isinstance(storage_or_path, Storage) else cls(storage_or_path)
+
     def __getstate__(self) -> dict[str, Any]:
         return {"storage_options": self.storage_options, "base_url": self.base_url}
 

@@ -34,9 +34,8 @@ from ..table.file_names import parse_base_file_name, parse_log_file_name
 from ..table.fs_view import BaseFile, FileSlice, LogFile
 from ..table.hoodie_table import HoodieTable
 from ..timeline.archived import ArchivedTimeline
-from ..timeline.avro_models import deserialize
 from ..timeline.commit_metadata import CommitMetadata
-from ..timeline.instant import CLEAN, COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
+from ..timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
 from .merged_slice import log_visibility, merge_config
 from .predicates import Predicate, supports
 from .snapshot import (
@@ -154,11 +153,8 @@ def _slice(partition: str, file_id: str, written: _Written, sizes: dict[str, int
 
 def _earliest_retained(table: HoodieTable) -> str | None:
     """earliestCommitToRetain of the last completed clean: older commits may have lost files."""
-    cleans = [i for i in table.timeline.completed() if i.action == CLEAN]
-    if not cleans:
-        return None
-    record = deserialize(table.timeline.read_bytes(cleans[-1]))
-    return record.get("earliestCommitToRetain") or None
+    last = table.timeline.last_clean()
+    return (last[1].get("earliestCommitToRetain") or None) if last else None
 
 
 def _check_retained(table: HoodieTable, begin: str, end: str, all_commits: list[str],

@@ -13,20 +13,10 @@ from typing import Any
 from ..config import STREAMING_START_OFFSET, HoodieConfig
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable
-from ..timeline import avro_models
-from ..timeline.instant import CLUSTERING, COMMIT, DELTA_COMMIT, REPLACE_COMMIT, REQUESTED, Instant
+from ..timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
 
 INIT_INSTANT = "00000000000000"
 _WRITE_ACTIONS = (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)
-
-
-def _is_clustering(table: HoodieTable, instant: Instant) -> bool:
-    """A pending clustering rewrites records without adding any, so it does not hold a read back."""
-    if instant.action == CLUSTERING:
-        return True
-    requested = Instant(instant.timestamp, instant.action, REQUESTED)
-    return instant.action == REPLACE_COMMIT and avro_models.clustering_plan(table.timeline.read_bytes(requested)) \
-        is not None
 
 
 def readable_end(storage: Storage) -> str | None:
@@ -34,7 +24,7 @@ def readable_end(storage: Storage) -> str | None:
     clustering aside, which adds no records), else a slower writer's records would be skipped."""
     table = HoodieTable.load(storage)
     pending = [i.timestamp for i in table.timeline.pending()
-               if i.action in _WRITE_ACTIONS + (CLUSTERING,) and not _is_clustering(table, i)]
+               if i.action in _WRITE_ACTIONS and table.timeline.clustering_plan(i) is None]
     first_pending = min(pending) if pending else None
     done = [i.timestamp for i in table.timeline.completed_commits() if i.action in _WRITE_ACTIONS
             and (first_pending is None or i.timestamp < first_pending)]

@@ -165,12 +165,8 @@ def _retained_for_compaction(table: HoodieTable, cfg: HoodieConfig) -> str | Non
 
 def last_clean_retained(timeline: ActiveTimeline) -> tuple[Instant, str] | None:
     """The newest completed clean and its earliest commit to retain ("" under KEEP_LATEST_FILE_VERSIONS)."""
-    cleans = [i for i in timeline.completed() if i.action == CLEAN]
-    if not cleans:
-        return None
-    data = timeline.read_bytes(cleans[-1])
-    record = avro_models.deserialize(data) if data else {}
-    return cleans[-1], record.get("earliestCommitToRetain") or ""
+    last = timeline.last_clean()
+    return (last[0], last[1].get("earliestCommitToRetain") or "") if last else None
 
 
 def _retained_for_clustering(timeline: ActiveTimeline, done: list[Instant]) -> str | None:

@@ -97,18 +97,15 @@ def cleaner_policy(cfg: HoodieConfig) -> CleanPolicy:
 # --- trigger -----------------------------------------------------------------------------------
 
 
-def _last_completed_clean(table: HoodieTable) -> dict[str, Any] | None:
-    """Metadata of the newest completed clean; None when there is none (or its file is empty)."""
-    cleans = [i for i in table.timeline.completed() if i.action == CLEAN]
-    if not cleans:
-        return None
-    data = table.timeline.read_bytes(cleans[-1])
-    return avro_models.deserialize(data) if data else None
+def _last_clean_metadata(table: HoodieTable) -> dict[str, Any]:
+    """Metadata of the newest completed clean; empty when there is none."""
+    last = table.timeline.last_clean()
+    return last[1] if last else {}
 
 
 def commits_since_last_clean(table: HoodieTable) -> int:
     """Completed commits after the last commit the previous clean saw (Hudi's NUM_COMMITS trigger)."""
-    last = _last_completed_clean(table) or {}
+    last = _last_clean_metadata(table)
     since = last.get("lastCompletedCommitTimestamp") or ""
     return sum(1 for i in table.timeline.completed_commits() if i.timestamp > since)
 
@@ -166,8 +163,7 @@ def _incremental_partitions(table: HoodieTable, earliest: Instant) -> list[str] 
     """Partitions written by commits between the last clean's earliest retained commit and the new one:
     only there can a slice have fallen out of retention since. None when a full scan is needed (no
     earlier clean, or its retained commit is archived)."""
-    last = _last_completed_clean(table)
-    previous = (last or {}).get("earliestCommitToRetain") or ""
+    previous = _last_clean_metadata(table).get("earliestCommitToRetain") or ""
     commits = table.timeline.commits_timeline()
     if not previous or not commits or previous < commits[0].timestamp:
         return None

@@ -51,7 +51,7 @@ from ..config import (
 )
 from ..errors import HoodieConfigError, HoodieError, HoodieTableError
 from ..io.avro_schema import to_json
-from ..io.base_file import BaseFileWriter, with_meta_columns
+from ..io.base_file import with_meta_columns
 from ..read.merged_slice import SliceSpec, log_visibility, merge_config, read_merged_slice
 from ..read.snapshot import full_schema
 from ..storage import Storage
@@ -63,15 +63,14 @@ from ..timeline.commit_metadata import CommitMetadata, WriteStat
 from ..timeline.instant import REPLACE_COMMIT, REQUESTED, Instant, new_instant_time
 from ..write.markers import WriteMarkers
 from ..write.new_file_groups import base_file_write_stat, base_file_writer
-from ..write.rollback import clustering_plan_of, last_instant_time, rollback_failed_writes, rollback_instant
-from .compaction import pending_compaction_file_groups
+from ..write.rollback import last_instant_time, rollback_failed_writes, rollback_instant
+from .compaction import pending_clustering_file_groups, pending_compaction_file_groups, slice_io_metrics
 
 LOG = logging.getLogger("hudi_py_source.clustering")
 CLUSTER = "CLUSTER"
 EXECUTION_STRATEGY = "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy"
 REJECT_UPDATES = "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy"
 ALLOW_UPDATES = "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy"
-_MB = 1024 * 1024
 _WRITE_ROWS = 8192
 
 Group = tuple[str, str]
@@ -99,9 +98,6 @@ class ClusteringPlan:
 
 
 # --- pending clustering ---------------------------------------------------------------------------
-
-def _storage(storage_or_path: Storage | str) -> Storage:
-    return storage_or_path if isinstance(storage_or_path, Storage) else Storage(storage_or_path)
 
 
 def _relative(partition: str, path: str) -> str:
@@ -131,16 +127,10 @@ def pending_clusterings(table: HoodieTable) -> dict[str, ClusteringPlan]:
     """Instant time → plan of every pending clustering, oldest first."""
     out: dict[str, ClusteringPlan] = {}
     for instant in table.timeline.pending():
-        plan = clustering_plan_of(table.timeline, instant)
+        plan = table.timeline.clustering_plan(instant)
         if plan is not None:
             out[instant.timestamp] = _parse_plan(plan)
     return out
-
-
-def pending_clustering_groups(table: HoodieTable) -> dict[Group, str]:
-    """(partition, file id) → instant of the pending clustering that will replace the file group."""
-    return {(s.partition_path, s.file_id): instant for instant, plan in pending_clusterings(table).items()
-            for group in plan.groups for s in group.slices}
 
 
 # --- scheduling -----------------------------------------------------------------------------------
@@ -178,17 +168,6 @@ def _partition_groups(slices: list[FileSlice], cfg: HoodieConfig) -> list[tuple[
     return groups
 
 
-def _metrics(slices: list[FileSlice], default_base_bytes: int) -> dict[str, float]:
-    """FileSliceMetricUtils: IO in whole MB (Hudi truncates), a base-less slice charged a full base to write."""
-    log_bytes = sum(log.size for s in slices for log in s.log_files)
-    read = sum(_base_size(s, 0) for s in slices)
-    write = sum(_base_size(s, 0) or default_base_bytes for s in slices)
-    read_mb, write_mb = (read + log_bytes) // _MB, write // _MB
-    return {"TOTAL_IO_READ_MB": float(read_mb), "TOTAL_IO_WRITE_MB": float(write_mb),
-            "TOTAL_IO_MB": float(read_mb + write_mb), "TOTAL_LOG_FILES_SIZE": float(log_bytes),
-            "TOTAL_LOG_FILES": float(sum(len(s.log_files) for s in slices))}
-
-
 def _slice_record(storage: Storage, file_slice: FileSlice) -> dict[str, Any]:
     base = file_slice.base_file
     return {"dataFilePath": storage.url(base.path) if base else "",
@@ -200,7 +179,7 @@ def _slice_record(storage: Storage, file_slice: FileSlice) -> dict[str, Any]:
 def _plan_record(storage: Storage, cfg: HoodieConfig, groups: list[tuple[list[FileSlice], int]]) -> dict[str, Any]:
     sort_columns = cfg.get(CLUSTERING_SORT_COLUMNS)
     input_groups = [{"slices": [_slice_record(storage, s) for s in slices],
-                     "metrics": _metrics(slices, cfg.get(PARQUET_MAX_FILE_SIZE)),
+                     "metrics": slice_io_metrics(slices, cfg.get(PARQUET_MAX_FILE_SIZE)),
                      "numOutputFileGroups": outputs, "extraMetadata": None, "version": 1}
                     for slices, outputs in groups]
     strategy = {"strategyClassName": EXECUTION_STRATEGY,
@@ -234,14 +213,14 @@ def commits_since_last_clustering(table: HoodieTable) -> int:
 def schedule_clustering(storage: Storage | str, options: dict[str, Any] | None = None) -> str | None:
     """Write a clustering plan of the small file slices; its instant, or None when there is nothing to cluster
     (or, with hoodie.clustering.inline, fewer than inline.max.commits commits since the last clustering)."""
-    storage = _storage(storage)
+    storage = Storage.of(storage)
     cfg = HoodieConfig(options or {})
     rollback_failed_writes(HoodieTable.load(storage))
     table = HoodieTable.load(storage)
     _check_options(table, cfg)
     if cfg.get(CLUSTERING_INLINE) and commits_since_last_clustering(table) < cfg.get(CLUSTERING_INLINE_MAX_COMMITS):
         return None
-    busy = set(pending_compaction_file_groups(table)) | set(pending_clustering_groups(table))
+    busy = set(pending_compaction_file_groups(table)) | set(pending_clustering_file_groups(table))
     groups: list[tuple[list[FileSlice], int]] = []
     view = table.fs_view()
     for partition in view.partitions():
@@ -263,12 +242,12 @@ def _file_group_id(group: Group) -> str:
     return f"HoodieFileGroupId{{partitionPath='{group[0]}', fileId='{group[1]}'}}"
 
 
-def reject_updates_under_clustering(storage: Storage, cfg: HoodieConfig, updated: set[Group]) -> None:
+def reject_updates_under_clustering(table: HoodieTable, cfg: HoodieConfig, updated: set[Group]) -> None:
     """SparkRejectUpdateStrategy: a write that updates or deletes records of a file group under pending
     clustering fails before it writes anything, since the clustering would replace what it writes."""
     if not updated or cfg.get(CLUSTERING_UPDATES_STRATEGY) != REJECT_UPDATES:
         return
-    pending = pending_clustering_groups(HoodieTable.load(storage))
+    pending = pending_clustering_file_groups(table)
     hits = sorted(g for g in updated if g in pending)
     if hits:
         raise HoodieClusteringUpdateError(
@@ -284,7 +263,7 @@ def roll_back_clusterings_on_conflict(storage: Storage, cfg: HoodieConfig, updat
     if cfg.get(CLUSTERING_UPDATES_STRATEGY) != ALLOW_UPDATES or not cfg.get(CLUSTERING_ROLLBACK_ON_CONFLICT):
         return []
     table = HoodieTable.load(storage)
-    pending = pending_clustering_groups(table)
+    pending = pending_clustering_file_groups(table)
     rolled = []
     for instant_time in sorted({pending[g] for g in updated if g in pending}):
         instant = table.timeline.find(instant_time)
@@ -353,10 +332,6 @@ def _sorted(rows: pa.Table, columns: tuple[str, ...]) -> pa.Table:
     return rows.take(order)
 
 
-def _writer(out: _Output, rel_path: str) -> BaseFileWriter:
-    return base_file_writer(out.table.storage, rel_path, out.schema, out.cfg, out.avro_json)
-
-
 def _base_rows(out: _Output, rows: pa.Table, partition: str, file_name: str, task: int, seqno: int) -> pa.Table:
     """Rows as stored in the new file: their own commit time and sequence number kept (preserve), or this
     clustering's; the file name always the new file's."""
@@ -379,7 +354,7 @@ def _write_files(out: _Output, partition: str, rows: pa.Table) -> list[dict[str,
         file_name = make_base_file_name(file_id, token, out.instant_time)
         rel_path = posixpath.join(partition, file_name) if partition else file_name
         WriteMarkers(out.table.storage, out.instant_time).create(partition, file_name, "CREATE")
-        writer = _writer(out, rel_path)
+        writer = base_file_writer(out.table.storage, rel_path, out.schema, out.cfg, out.avro_json)
         first = offset
         while offset < rows.num_rows and (offset == first or writer.bytes_written() < target):
             piece = rows.slice(offset, _WRITE_ROWS)
@@ -419,7 +394,7 @@ def _pending_instant(table: HoodieTable, instant_time: str) -> Instant | None:
     instant = table.timeline.find(instant_time)
     if instant is not None and instant.is_completed and instant.action == REPLACE_COMMIT:
         return None
-    if instant is None or clustering_plan_of(table.timeline, instant) is None:
+    if instant is None or table.timeline.clustering_plan(instant) is None:
         raise HoodieTableError(f"no pending clustering {instant_time} on the timeline of {table.storage.base_url}")
     if instant.state != REQUESTED:
         LOG.info("rolling back the failed attempt of clustering %s before running it again", instant_time)
@@ -429,14 +404,14 @@ def _pending_instant(table: HoodieTable, instant_time: str) -> Instant | None:
 
 def execute_clustering(storage: Storage | str, instant_time: str, options: dict[str, Any] | None = None) -> str:
     """Run one scheduled (or interrupted) clustering to completion; returns its instant time."""
-    storage = _storage(storage)
+    storage = Storage.of(storage)
     rollback_failed_writes(HoodieTable.load(storage))
     table = HoodieTable.load(storage)
     requested = _pending_instant(table, instant_time)
     if requested is None:
         return instant_time
     table = table.reload()
-    plan = _parse_plan(clustering_plan_of(table.timeline, requested) or {})
+    plan = _parse_plan(table.timeline.clustering_plan(requested) or {})
     conflicts = _conflicts(table, plan)
     if conflicts:
         rollback_instant(table, requested)
@@ -468,7 +443,7 @@ def execute_clustering(storage: Storage | str, instant_time: str, options: dict[
 
 def run_clustering(storage: Storage | str, options: dict[str, Any] | None = None) -> list[str]:
     """Execute every pending clustering, oldest first; their instant times."""
-    storage = _storage(storage)
+    storage = Storage.of(storage)
     pending = list(pending_clusterings(HoodieTable.load(storage)))
     return [execute_clustering(storage, t, options) for t in pending]
 

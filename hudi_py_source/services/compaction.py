@@ -46,12 +46,10 @@ from ..table.hoodie_table import HoodieTable
 from ..timeline import avro_models
 from ..timeline.commit_metadata import CommitMetadata, WriteStat
 from ..timeline.instant import (
-    CLUSTERING,
     COMMIT,
     COMPACTION,
     DELTA_COMMIT,
     INFLIGHT,
-    REPLACE_COMMIT,
     REQUESTED,
     Instant,
     new_instant_time,
@@ -78,10 +76,6 @@ class Operation:
     base_path: str | None
     log_paths: tuple[str, ...]
     log_bytes: int
-
-
-def _storage(storage_or_path: Storage | str) -> Storage:
-    return storage_or_path if isinstance(storage_or_path, Storage) else Storage(storage_or_path)
 
 
 def _table(storage: Storage) -> HoodieTable:
@@ -127,27 +121,28 @@ def _operation(file_slice: FileSlice) -> Operation:
                      sum(log.size for log in file_slice.log_files))
 
 
-def _io_metrics(op: Operation, base_bytes: int, default_base_bytes: int) -> dict[str, float]:
-    """Hudi's per-slice metrics, in whole MB as its FSUtils.getSizeInMB truncates them: the plan's IO
-    bound adds up TOTAL_IO_MB, and a slice without a base file is charged a full-size base to write."""
-    read_mb = (base_bytes + op.log_bytes) // _MB
-    write_mb = (base_bytes if base_bytes > 0 else default_base_bytes) // _MB
+def slice_io_metrics(slices: list[FileSlice], default_base_bytes: int) -> dict[str, float]:
+    """Hudi's FileSliceMetricUtils, for a compaction operation (one slice) or a clustering group: IO in
+    whole MB as FSUtils.getSizeInMB truncates it (a compaction plan's IO bound adds up TOTAL_IO_MB), a
+    slice without a base file charged a full-size base to write."""
+    log_bytes = sum(log.size for s in slices for log in s.log_files)
+    base_bytes = [s.base_file.size if s.base_file is not None else 0 for s in slices]
+    read_mb = (sum(base_bytes) + log_bytes) // _MB
+    write_mb = sum(b if b > 0 else default_base_bytes for b in base_bytes) // _MB
     return {"TOTAL_IO_READ_MB": float(read_mb), "TOTAL_IO_WRITE_MB": float(write_mb),
-            "TOTAL_IO_MB": float(read_mb + write_mb), "TOTAL_LOG_FILES_SIZE": float(op.log_bytes),
-            "TOTAL_LOG_FILES": float(len(op.log_paths))}
+            "TOTAL_IO_MB": float(read_mb + write_mb), "TOTAL_LOG_FILES_SIZE": float(log_bytes),
+            "TOTAL_LOG_FILES": float(sum(len(s.log_files) for s in slices))}
 
 
-def pending_clustering_file_groups(table: HoodieTable) -> set[tuple[str, str]]:
-    """(partition, file id) of the slices a pending clustering plan rewrites: a compaction must not
-    plan them, or two services would each write the group's next base file."""
-    out: set[tuple[str, str]] = set()
+def pending_clustering_file_groups(table: HoodieTable) -> dict[tuple[str, str], str]:
+    """(partition, file id) → instant of the pending clustering that rewrites the file group: a compaction
+    must not plan it, or two services would each write the group's next base file."""
+    out: dict[tuple[str, str], str] = {}
     for instant in table.timeline.pending():
-        if instant.action not in (REPLACE_COMMIT, CLUSTERING):
-            continue
-        data = table.timeline.read_bytes(Instant(instant.timestamp, instant.action, REQUESTED))
-        plan = (avro_models.deserialize(data).get("clusteringPlan") or {}) if data else {}
+        plan = table.timeline.clustering_plan(instant) or {}
         for group in plan.get("inputGroups") or []:
-            out.update((s.get("partitionPath") or "", s["fileId"]) for s in group.get("slices") or [])
+            out.update(((s.get("partitionPath") or "", s["fileId"]), instant.timestamp)
+                       for s in group.get("slices") or [])
     return out
 
 
@@ -155,7 +150,7 @@ def _select(table: HoodieTable, cfg: HoodieConfig) -> list[tuple[Operation, dict
     """LogFileSizeBasedCompactionStrategy: slices with logs of at least the threshold, largest log total
     first, then BoundedIOCompactionStrategy: take slices until the IO budget is spent (the slice that
     exhausts it is taken too)."""
-    busy = set(pending_compaction_file_groups(table)) | pending_clustering_file_groups(table)
+    busy = set(pending_compaction_file_groups(table)) | set(pending_clustering_file_groups(table))
     threshold = cfg.get(COMPACTION_LOGFILE_SIZE_THRESHOLD)
     candidates = []
     for file_slice in table.fs_view().latest_file_slices():
@@ -163,8 +158,7 @@ def _select(table: HoodieTable, cfg: HoodieConfig) -> list[tuple[Operation, dict
             continue
         op = _operation(file_slice)
         if op.log_bytes >= threshold:
-            base_bytes = file_slice.base_file.size if file_slice.base_file else 0
-            candidates.append((op, _io_metrics(op, base_bytes, cfg.get(PARQUET_MAX_FILE_SIZE))))
+            candidates.append((op, slice_io_metrics([file_slice], cfg.get(PARQUET_MAX_FILE_SIZE))))
     candidates.sort(key=lambda c: (-c[0].log_bytes, c[0].partition_path, c[0].file_id))
     chosen, budget = [], cfg.get(COMPACTION_TARGET_IO)
     for op, metrics in candidates:
@@ -203,7 +197,7 @@ def _roll_back_failed_delta_commits(table: HoodieTable) -> HoodieTable:
 
 def schedule_compaction(storage: Storage | str, options: dict[str, Any] | None = None) -> str | None:
     """Write a compaction plan of the slices worth compacting; None when no slice has log files."""
-    table = _roll_back_failed_delta_commits(_table(_storage(storage)))
+    table = _roll_back_failed_delta_commits(_table(Storage.of(storage)))
     chosen = _select(table, HoodieConfig(options or {}))
     if not chosen:
         return None
@@ -307,7 +301,7 @@ def _schema_json(avro: dict | None) -> str:
 
 def execute_compaction(storage: Storage | str, instant_time: str, options: dict[str, Any] | None = None) -> str:
     """Run one scheduled (or interrupted) compaction to completion; returns its instant time."""
-    storage = _storage(storage)
+    storage = Storage.of(storage)
     table = _table(storage)
     instant = table.timeline.find(instant_time)
     if instant is None or instant.action not in (COMPACTION, COMMIT):
@@ -333,7 +327,7 @@ def execute_compaction(storage: Storage | str, instant_time: str, options: dict[
 def run_compaction(storage: Storage | str, options: dict[str, Any] | None = None,
                    instant: str | None = None) -> list[str]:
     """Execute every pending compaction, oldest first (or only `instant`); their instant times."""
-    storage = _storage(storage)
+    storage = Storage.of(storage)
     pending = [i.timestamp for i in _table(storage).timeline.pending_compactions()]
     if instant is not None:
         if instant not in pending:

@@ -33,7 +33,6 @@ from ..timeline.instant import (
     new_instant_time,
 )
 from ..write.rollback import (
-    clustering_plan_of,
     files_of_instant,
     last_instant_time,
     resume_pending_rollbacks,
@@ -45,10 +44,6 @@ LOG = logging.getLogger("hudi_py_source.restore")
 PLAN = "HoodieRestorePlan"
 METADATA = "HoodieRestoreMetadata"
 PLAN_VERSION = 2
-
-
-def _storage(storage_or_path: Storage | str) -> Storage:
-    return storage_or_path if isinstance(storage_or_path, Storage) else Storage(storage_or_path)
 
 
 def _read_plan(table: HoodieTable, restore: Instant) -> dict[str, Any]:
@@ -74,14 +69,14 @@ def _instants_after(table: HoodieTable, savepoint_time: str) -> list[Instant]:
     each newest first."""
     timeline = table.timeline
     later = [i for i in reversed(timeline.commits_timeline()) if i.timestamp > savepoint_time]
-    clustering = [i for i in later if clustering_plan_of(timeline, i) is not None]
+    clustering = [i for i in later if timeline.clustering_plan(i) is not None]
     return clustering + [i for i in later if i not in clustering]
 
 
 def schedule_restore(storage: Storage | str, savepoint_time: str) -> str:
     """Write the restore plan (`R.restore.requested`) to the savepoint; returns R. Refuses before writing
     anything when an instant cannot be rolled back whole."""
-    table = HoodieTable.load(_storage(storage))
+    table = HoodieTable.load(Storage.of(storage))
     _require_savepoint(table, savepoint_time)
     instants = _instants_after(table, savepoint_time)
     for instant in instants:
@@ -168,7 +163,7 @@ def _check_restored(table: HoodieTable, savepoint_time: str) -> None:
 
 def execute_restore(storage: Storage | str, restore_time: str) -> str:
     """Run (or resume) the pending restore `restore_time` to completion; returns it."""
-    table = HoodieTable.load(_storage(storage))
+    table = HoodieTable.load(Storage.of(storage))
     restore = pending_restore(table)
     if restore is None or restore.timestamp != restore_time:
         raise HoodieTimelineError(f"no pending restore {restore_time} on the timeline of {table.storage.base_url}")
@@ -198,7 +193,7 @@ def execute_restore(storage: Storage | str, restore_time: str) -> str:
 def restore_to_savepoint(storage: Storage | str, savepoint_time: str) -> str:
     """Restore the table to the savepoint `savepoint_time`, resuming a pending restore to it; returns the
     restore instant time."""
-    storage = _storage(storage)
+    storage = Storage.of(storage)
     table = HoodieTable.load(storage)
     pending = pending_restore(table)
     if pending is not None:

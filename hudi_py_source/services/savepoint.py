@@ -25,10 +25,6 @@ LOG = logging.getLogger("hudi_py_source.savepoint")
 METADATA = "HoodieSavepointMetadata"
 
 
-def _storage(storage_or_path: Storage | str) -> Storage:
-    return storage_or_path if isinstance(storage_or_path, Storage) else Storage(storage_or_path)
-
-
 def _commit_to_savepoint(table: HoodieTable, instant_time: str | None) -> str:
     """The completed commit to pin; a clear error for pending, unknown or archived instants."""
     timeline = table.timeline
@@ -100,7 +96,7 @@ def create_savepoint(storage: Storage | str, instant_time: str | None = None, us
                      comment: str = "") -> str:
     """Savepoint the completed commit `instant_time` (default: the latest); returns its instant time.
     An interrupted savepoint of the same commit (inflight only) is completed."""
-    table = HoodieTable.load(_storage(storage))
+    table = HoodieTable.load(Storage.of(storage))
     if table.props.layout_version >= 2:
         raise HoodieTimelineError(f"cannot savepoint {table.storage.base_url}: pyhudi writes timeline layout 1 "
                                   "(table version 6) only")
@@ -130,12 +126,12 @@ def savepoint_instants(table: HoodieTable, completed_only: bool = True) -> list[
 
 def list_savepoints(storage: Storage | str) -> list[str]:
     """Instant times of the completed savepoints, oldest first."""
-    return [i.timestamp for i in savepoint_instants(HoodieTable.load(_storage(storage)))]
+    return [i.timestamp for i in savepoint_instants(HoodieTable.load(Storage.of(storage)))]
 
 
 def read_savepoint(storage: Storage | str, instant_time: str) -> dict[str, Any]:
     """The HoodieSavepointMetadata record of a completed savepoint."""
-    table = HoodieTable.load(_storage(storage))
+    table = HoodieTable.load(Storage.of(storage))
     if instant_time not in [i.timestamp for i in savepoint_instants(table)]:
         raise HoodieTimelineError(f"no savepoint at {instant_time} on the timeline of {table.storage.base_url}")
     return avro_models.deserialize(table.timeline.read_bytes(Instant(instant_time, SAVEPOINT, COMPLETED)))
@@ -143,7 +139,7 @@ def read_savepoint(storage: Storage | str, instant_time: str) -> dict[str, Any]:
 
 def savepointed_files(storage: Storage | str) -> set[str]:
     """Paths (relative to the base path) of every file a completed savepoint pins: clean keeps them."""
-    table = HoodieTable.load(_storage(storage))
+    table = HoodieTable.load(Storage.of(storage))
     out: set[str] = set()
     for instant in savepoint_instants(table):
         record = avro_models.deserialize(table.timeline.read_bytes(instant))
@@ -154,7 +150,7 @@ def savepointed_files(storage: Storage | str) -> set[str]:
 
 def delete_savepoint(storage: Storage | str, instant_time: str) -> None:
     """Remove the savepoint's timeline files (completed first), unpinning its files for clean/archival."""
-    table = HoodieTable.load(_storage(storage))
+    table = HoodieTable.load(Storage.of(storage))
     found = [i for i in savepoint_instants(table, completed_only=False) if i.timestamp == instant_time]
     if not found:
         raise HoodieTimelineError(f"no savepoint at {instant_time} on the timeline of {table.storage.base_url}; "

@@ -6,12 +6,18 @@ rewrites one, so it works on object stores. An instant is complete iff its compl
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..errors import HoodieTimelineError
 from ..storage import FileInfo, Storage
+from . import avro_models
 from .commit_metadata import CommitMetadata
 from .instant import (
+    CLEAN,
+    CLUSTERING,
     COMPLETED,
     INFLIGHT,
+    REPLACE_COMMIT,
     REQUESTED,
     SAVEPOINT,
     WRITE_ACTIONS,
@@ -79,6 +85,25 @@ class ActiveTimeline:
 
     def pending_compactions(self) -> list[Instant]:
         return [i for i in self.instants if i.action in ("compaction", "logcompaction") and i.state != COMPLETED]
+
+    def clustering_plan(self, instant: Instant) -> dict[str, Any] | None:
+        """The plan of a pending clustering (a v6 replacecommit or a v8 clustering instant, from its requested
+        file), else None: an insert_overwrite is a replacecommit too, without a plan."""
+        if instant.action not in (REPLACE_COMMIT, CLUSTERING) or instant.is_completed:
+            return None
+        requested = Instant(instant.timestamp, instant.action, REQUESTED)
+        if not self.storage.exists(self.path_of(requested)):
+            return None
+        return avro_models.clustering_plan(self.read_bytes(requested))
+
+    def last_clean(self) -> tuple[Instant, dict[str, Any]] | None:
+        """The newest completed clean and its HoodieCleanMetadata ({} when its file is empty): the cleaner,
+        archival and incremental reads all bound what they may touch by what it retained."""
+        cleans = [i for i in self.completed() if i.action == CLEAN]
+        if not cleans:
+            return None
+        data = self.read_bytes(cleans[-1])
+        return cleans[-1], (avro_models.deserialize(data) if data else {})
 
     def last_completed_commit(self) -> Instant | None:
         done = self.completed_commits()

@@ -27,6 +27,7 @@ from typing import Any
 import fastavro
 
 from ..errors import HoodieTimelineError
+from ..io.avro_records import decode_records
 from ..io.log_blocks import DATA_BLOCK_VERSION, BlockType, HeaderKey, LogBlock, encode_block
 from ..io.log_format import iter_log_blocks
 from ..storage import FileInfo, Storage
@@ -180,12 +181,7 @@ def decode_entries_block(block: LogBlock) -> list[dict[str, Any]]:
     version, count = struct.unpack_from(">ii", block.content, 0)
     if version != DATA_BLOCK_VERSION:
         raise HoodieTimelineError(f"archive block at offset {block.offset} has data block version {version}")
-    schema, view, pos, out = _parsed_schema(text), memoryview(block.content), 8, []
-    for _ in range(count):
-        (length,) = struct.unpack_from(">i", block.content, pos)
-        out.append(fastavro.schemaless_reader(io.BytesIO(view[pos + 4:pos + 4 + length]), schema, None))
-        pos += 4 + length
-    return out
+    return list(decode_records(memoryview(block.content)[8:], count, text))
 
 
 def entry_blocks(data: bytes, path: str) -> Iterable[LogBlock]:

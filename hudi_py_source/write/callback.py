@@ -9,9 +9,9 @@ A callback that fails at run time (HTTP status >= 300, connection refused, timeo
 exception in a user class) never fails or undoes the commit, which is complete before it runs: the
 failure is logged as a warning and recorded as the table's last CallbackResult, which
 `last_callback_result(base_path)` returns (and `notify_commit` too). A misconfigured callback (a class
-that does not import, missing URL, Kafka servers or topic, Kafka client not installed) raises
-HoodieConfigError naming the option, saying that the commit itself completed; a Java class other than
-Hudi's two is refused by the option's validation, before the write starts.
+that does not import, missing URL, Kafka servers or topic, Kafka client not installed, a Java class other
+than Hudi's two) is refused with a HoodieConfigError naming the option before the write starts
+(write/post_commit.validate_post_commit builds the callback then).
 
 The message is Hudi's HoodieWriteCommitCallbackMessage as its Jackson ObjectMapper writes it (public
 getters, compact, nulls kept): commitTime, tableName, basePath, hoodieWriteStat, then commitActionType
@@ -275,11 +275,7 @@ def notify_commit(storage: Storage, cfg: HoodieConfig, instant_time: str, action
         return None
     class_name = cfg.get(CALLBACK_CLASS) or ""
     try:
-        callback = create_callback(cfg)
-    except HoodieConfigError as e:
-        raise HoodieConfigError(f"commit {instant_time} completed, but its callback is misconfigured: {e}") from None
-    try:
-        callback.call(_message(storage, cfg, instant_time, action, metadata))
+        create_callback(cfg).call(_message(storage, cfg, instant_time, action, metadata))
     except Exception as e:
         LOG.warning("commit callback %s for %s %s failed; the commit stands: %s", class_name, action, instant_time,
                     e)

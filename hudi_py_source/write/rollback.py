@@ -18,7 +18,7 @@ from ..table.file_names import parse_base_file_name
 from ..table.hoodie_table import HoodieTable
 from ..timeline import avro_models
 from ..timeline.active import ActiveTimeline
-from ..timeline.instant import INFLIGHT, REPLACE_COMMIT, REQUESTED, Instant, new_instant_time
+from ..timeline.instant import INFLIGHT, Instant, new_instant_time
 from .log_append import first_block_instant, logs_of_append_marker
 from .markers import WriteMarkers
 
@@ -114,16 +114,6 @@ def _rollback_metadata(start: str, started: float, instant: Instant, storage: St
     }
 
 
-def clustering_plan_of(timeline: ActiveTimeline, instant: Instant) -> dict | None:
-    """The plan of a pending clustering replacecommit (from its requested file), else None."""
-    if instant.action != REPLACE_COMMIT or instant.is_completed:
-        return None
-    requested = Instant(instant.timestamp, REPLACE_COMMIT, REQUESTED)
-    if not timeline.storage.exists(timeline.path_of(requested)):
-        return None
-    return avro_models.clustering_plan(timeline.read_bytes(requested))
-
-
 def rollback_instant(table: HoodieTable, instant: Instant, keep_requested: bool = False) -> str:
     """Roll back one write instant, pending or (in a restore) completed; returns the rollback instant time.
     `keep_requested` reverts an inflight table service to its plan instead of removing it (Hudi's
@@ -164,7 +154,7 @@ def _resume_pending_rollback(table: HoodieTable, rollback: Instant) -> None:
     pending_target = timeline.find(target["commitTime"])
     inflight = rollback if rollback.state == "INFLIGHT" else timeline.transition_to_inflight(rollback)
     target_instant = pending_target or Instant(target["commitTime"], target["action"], "INFLIGHT")
-    keep_plan = clustering_plan_of(timeline, target_instant) is not None
+    keep_plan = timeline.clustering_plan(target_instant) is not None
     _finish_rollback(table, timeline, inflight, target_instant, files, time.monotonic(), keep_plan)
 
 
@@ -193,7 +183,7 @@ def rollback_failed_writes(table: HoodieTable) -> list[str]:
     rolled: list[str] = []
     table = resume_pending_rollbacks(table)
     for pending in table.timeline.pending():
-        if pending.action in WRITE_ACTIONS and clustering_plan_of(table.timeline, pending) is None:
+        if pending.action in WRITE_ACTIONS and table.timeline.clustering_plan(pending) is None:
             rolled.append(rollback_instant(table, pending))
             table = table.reload()
     return rolled

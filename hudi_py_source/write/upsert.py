@@ -38,12 +38,8 @@ from ..io.conform import conform
 from ..keygen import key_generator
 from ..merge.payload import dedupe
 from ..merge.spillable_map import key_hash64
-from ..services.clustering import (
-    pending_clustering_groups,
-    reject_updates_under_clustering,
-    roll_back_clusterings_on_conflict,
-)
-from ..services.compaction import pending_compaction_file_groups
+from ..services.clustering import reject_updates_under_clustering, roll_back_clusterings_on_conflict
+from ..services.compaction import pending_clustering_file_groups, pending_compaction_file_groups
 from ..table.file_names import write_token
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
@@ -113,8 +109,7 @@ def empty_prepared(job: WriteJob) -> pa.Table:
     return schema.empty_table()
 
 
-def _candidates(job: WriteJob) -> list:
-    table = HoodieTable.load(job.storage)
+def _candidates(job: WriteJob, table: HoodieTable) -> list:
     slices = table.fs_view().latest_file_slices(as_of=job.as_of) if job.as_of else []
     include_log_only = job.config.get(INDEX_TYPE) == "BUCKET"
     return candidates_from_slices(slices, include_log_only=include_log_only)
@@ -124,9 +119,11 @@ def tag_rows(job: WriteJob, table: pa.Table) -> pa.Table:
     """Task side: the file group each record goes to (null: an insert), moves resolved for global indexes.
     Updates of file groups under pending clustering fail here, before anything is written (Hudi's default
     hoodie.clustering.updates.strategy)."""
-    tagged = _tag(job, table)
-    if tagged.num_rows:
-        reject_updates_under_clustering(job.storage, job.config, _updated_groups(tagged))
+    if table.num_rows == 0 or (job.operation in ("insert", "bulk_insert") and job.config.get(INDEX_TYPE) != "BUCKET"):
+        return table.append_column(FILE_ID_COLUMN, pa.nulls(table.num_rows, pa.string()))
+    hoodie = HoodieTable.load(job.storage)
+    tagged = _tag(job, table, hoodie)
+    reject_updates_under_clustering(hoodie, job.config, _updated_groups(tagged))
     return tagged
 
 
@@ -137,13 +134,11 @@ def _updated_groups(rows: pa.Table) -> set[tuple[str, str]]:
     return set(zip(tagged.column(PATH_COLUMN).to_pylist(), tagged.column(FILE_ID_COLUMN).to_pylist(), strict=True))
 
 
-def _tag(job: WriteJob, table: pa.Table) -> pa.Table:
+def _tag(job: WriteJob, table: pa.Table, hoodie: HoodieTable) -> pa.Table:
     cfg = job.config
     index_type = cfg.get(INDEX_TYPE)
-    if table.num_rows == 0 or (job.operation in ("insert", "bulk_insert") and index_type != "BUCKET"):
-        return table.append_column(FILE_ID_COLUMN, pa.nulls(table.num_rows, pa.string()))
     tagging = tag(index_type, job.storage, table.column(KEY_COLUMN).combine_chunks(),
-                  table.column(PATH_COLUMN).combine_chunks(), _candidates(job), cfg,
+                  table.column(PATH_COLUMN).combine_chunks(), _candidates(job, hoodie), cfg,
                   instant_time=job.instant_time)
     if index_type == "BUCKET":
         new_ids = tagging.new_bucket_file_ids
@@ -185,7 +180,7 @@ def insert_plan(job: WriteJob, table: HoodieTable, per_partition: dict[str, int]
     under pending clustering take none: the clustering replaces them with what it read before."""
     cfg = job.config
     limit = cfg.get(PARQUET_SMALL_FILE_LIMIT)
-    clustering = set(pending_clustering_groups(table))
+    clustering = set(pending_clustering_file_groups(table))
     small = small_files(table.fs_view(), sorted(per_partition), limit, clustering, merge_on_read=job.merge_on_read,
                         candidates_limit=cfg.get(MERGE_SMALL_FILE_GROUP_CANDIDATES))
     average = average_record_size(table.timeline, limit, cfg.get(RECORD_SIZE_ESTIMATION_THRESHOLD),
@@ -213,7 +208,7 @@ def existing_groups_taking_inserts(plan: BucketPlan) -> set[tuple[str, str]]:
 def _small_file_groups(job: WriteJob, table: HoodieTable, partitions: list[str]) -> set[tuple[str, str]]:
     """Without the plan at hand, every merge-on-read small-file candidate may have taken inserts."""
     small = small_files(table.fs_view(), partitions, job.config.get(PARQUET_SMALL_FILE_LIMIT),
-                        set(pending_clustering_groups(table)),
+                        set(pending_clustering_file_groups(table)),
                         merge_on_read=True, candidates_limit=job.config.get(MERGE_SMALL_FILE_GROUP_CANDIDATES))
     return {(f.partition_path, f.file_id) for files in small.values() for f in files}
 
