@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from ..errors import HoodieError, HoodieKeyError, HoodieSchemaError
 from ..storage import Storage
-from .bloom import DYNAMIC_V0, BloomFilter, load_bloom_filter, new_bloom_filter
+from .bloom import DYNAMIC_V0, BloomFilter, DynamicBloomFilter, load_bloom_filter, new_bloom_filter
 
 META_COLUMNS = [
     "_hoodie_commit_time",
@@ -47,7 +47,7 @@ AVRO_SCHEMA_KEY = "parquet.avro.schema"
 _JAVA_GZIP_LEVEL = 6
 # The first row group is flushed early so the compression ratio is known when sizing the rest.
 _FIRST_ROW_GROUP_BYTES = 16 * 1024 * 1024
-_DICTIONARY_SAMPLE_ROWS = 65536
+_DICTIONARY_SAMPLE_ROWS = 16384
 
 
 def meta_schema_fields() -> list[pa.Field]:
@@ -227,7 +227,28 @@ class BaseFileWriter:
         use_dictionary: bool | list[str] = self._dictionary and dictionary_columns(first)
         return pq.ParquetWriter(self._sink, self.schema, use_dictionary=use_dictionary, **self._options)
 
-    def write(self, batch: pa.RecordBatch | pa.Table) -> None:
+    def carry_keys(self, footer: BaseFileFooter) -> bool:
+        """Start from the bloom filter and key range of the file group's previous version, so that the rows
+        copied or updated from it are not hashed again (`write(..., keys_known=True)`): most of a merge's cost
+        otherwise. A key the merge deletes stays in the filter and the range, a false positive the bloom index
+        settles against the file's keys like any other. Returns False, carrying nothing, unless the old
+        filter has this writer's type and size (the table's bloom options may have changed since)."""
+        old = footer.bloom_filter()
+        new = self._bloom
+        if old is None or footer.min_record_key is None or footer.max_record_key is None or self._num_rows:
+            return False
+        if type(old) is not type(new) or (old.bit_size, old.num_hashes) != (new.bit_size, new.num_hashes):
+            return False
+        if isinstance(old, DynamicBloomFilter) and isinstance(new, DynamicBloomFilter):
+            if old.entries_per_row != new.entries_per_row:
+                return False
+            old.max_entries = new.max_entries
+        self._bloom = old
+        self._min, self._max = footer.min_record_key, footer.max_record_key
+        return True
+
+    def write(self, batch: pa.RecordBatch | pa.Table, keys_known: bool = False) -> None:
+        """Buffer rows for the file; `keys_known` rows have keys already in the filter (see `carry_keys`)."""
         table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
         if not table.schema.equals(self.schema):
             try:
@@ -236,7 +257,8 @@ class BaseFileWriter:
                 raise HoodieSchemaError(f"base file {self.rel_path}: batch does not fit its schema: {e}") from e
         if table.num_rows == 0:
             return
-        self._track_keys(table.column(RECORD_KEY_COL))
+        if not keys_known:
+            self._track_keys(table.column(RECORD_KEY_COL))
         self._num_rows += table.num_rows
         self._pending.extend(table.to_batches())
         self._pending_bytes += table.nbytes

@@ -108,34 +108,55 @@ def _tail_word(mat: np.ndarray, nblocks: int) -> np.ndarray:
 
 
 def _indexes_same_length(mat: np.ndarray, num_hashes: int, bit_size: int) -> np.ndarray:
+    """(k, n) bit positions; every round works in place on uint32 vectors, as the hash dominates a write.
+
+    Java's `Math.abs(h % m)` on int32 equals `|h| mod m` with |h| taken as uint32 (|MIN_VALUE| = 2^31)."""
     rows, length = mat.shape
     nblocks = length // 4
-    words = _block_words(mat, nblocks)
+    words = np.ascontiguousarray(_block_words(mat, nblocks).T)
     tail = _tail_word(mat, nblocks) if length % 4 else None
-    out = np.empty((rows, num_hashes), dtype=np.int32)
-    seed = np.zeros(rows, dtype=np.uint32)
+    out = np.empty((num_hashes, rows), dtype=np.uint32)
+    h = np.zeros(rows, dtype=np.uint32)
+    scratch = np.empty(rows, dtype=np.uint32)
+    modulus = np.uint32(bit_size)
     for i in range(num_hashes):
-        h = seed ^ np.uint32(length)
+        h ^= np.uint32(length)
         for j in range(nblocks):
-            h = (h * _M) ^ words[:, j]
+            h *= _M
+            h ^= words[j]
         if tail is not None:
-            h = (h ^ tail) * _M
-        h ^= h >> np.uint32(13)
+            h ^= tail
+            h *= _M
+        np.right_shift(h, np.uint32(13), out=scratch)
+        h ^= scratch
         h *= _M
-        h ^= h >> np.uint32(15)
-        seed = h
-        out[:, i] = np.abs(np.fmod(h.view(np.int32).astype(np.int64), bit_size))
-    return out
+        np.right_shift(h, np.uint32(15), out=scratch)
+        h ^= scratch
+        np.abs(h.view(np.int32), out=scratch.view(np.int32))
+        np.remainder(scratch, modulus, out=out[i])
+    return out.view(np.int32)
+
+
+def _same_length_matrix(keys: EncodedKeys, rows: np.ndarray, length: int) -> np.ndarray:
+    """The keys' bytes as an (n, length) matrix: a view when they are all this long and adjacent."""
+    offsets = keys.offsets
+    if len(rows) == len(keys) and offsets[-1] - offsets[0] == len(keys) * length:
+        start = int(offsets[0])
+        return keys.data[start:start + len(keys) * length].reshape(len(keys), length)
+    return keys.data[offsets[rows][:, None] + np.arange(length, dtype=np.int64)]
 
 
 def hash_indexes(keys: EncodedKeys, num_hashes: int, bit_size: int) -> np.ndarray:
     """(n, k) bit positions per key, as Hudi's HashFunction computes them."""
     lengths = np.diff(keys.offsets)
+    distinct = np.unique(lengths)
+    if len(distinct) == 1:
+        rows = np.arange(len(keys))
+        return _indexes_same_length(_same_length_matrix(keys, rows, int(distinct[0])), num_hashes, bit_size).T
     out = np.empty((len(keys), num_hashes), dtype=np.int32)
-    for length in np.unique(lengths):
+    for length in distinct:
         rows = np.nonzero(lengths == length)[0]
-        gather = keys.offsets[rows][:, None] + np.arange(length, dtype=np.int64)
-        out[rows] = _indexes_same_length(keys.data[gather], num_hashes, int(bit_size))
+        out[rows] = _indexes_same_length(_same_length_matrix(keys, rows, int(length)), num_hashes, bit_size).T
     return out
 
 
@@ -157,7 +178,7 @@ class _BitVector:
         self.bits = np.zeros(bit_size, dtype=bool) if bits is None else bits
 
     def add(self, indexes: np.ndarray) -> None:
-        self.bits[indexes.ravel()] = True
+        self.bits[indexes.ravel(order="K")] = True
 
     def test(self, indexes: np.ndarray) -> np.ndarray:
         return self.bits[indexes].all(axis=1)

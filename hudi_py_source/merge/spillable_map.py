@@ -99,24 +99,26 @@ class SpillableRecordMap:
                 self._spill()
 
     def lookup(self, keys: pa.Array | pa.ChunkedArray) -> pa.Table:
-        """Rows of the keys present, each once, in no particular order; marks them matched for ``remaining``.
-
-        Keys are probed in blocks so that the index temporaries stay small whatever the batch size."""
+        """Rows of the keys present, each once, in no particular order; marks them matched for ``remaining``."""
         keys = self._keys(keys)
-        runs = self._all_runs()
-        hits: list[list[np.ndarray]] = [[] for _ in runs]
-        for start in range(0, len(keys), _LOOKUP_ROWS):
-            block = keys.slice(start, _LOOKUP_ROWS)
-            block_hashes = key_hash64(block)
-            for run, run_hits in zip(runs, hits):
-                run_hits.append(self._matches(run, block, block_hashes)[1])
         found = []
-        for run, run_hits in zip(runs, hits):
-            rows = np.unique(np.concatenate(run_hits)) if run_hits else np.zeros(0, dtype=np.int64)
+        for run in self._all_runs():
+            rows = self._rows_of(run, keys)
             if len(rows):
                 run.matched[rows] = True
                 found.append(run.table.take(pa.array(rows)))
         return pa.concat_tables(found) if found else self._schema.empty_table()
+
+    def _rows_of(self, run: _Run, keys: pa.Array) -> np.ndarray:
+        """Rows of ``run`` holding any of the keys, each once. Rows in memory are probed against a hash set of the keys;
+        a spilled run by binary search on its hashes, the keys probed in blocks so that the index temporaries
+        stay small whatever the batch size."""
+        if run is self._memory_run:
+            held = pc.is_in(run.table.column(self._key), value_set=keys)
+            return np.flatnonzero(held.to_numpy(zero_copy_only=False))
+        hits = [self._matches(run, block, key_hash64(block))[1]
+                for block in (keys.slice(start, _LOOKUP_ROWS) for start in range(0, len(keys), _LOOKUP_ROWS))]
+        return np.unique(np.concatenate(hits)) if hits else np.zeros(0, dtype=np.int64)
 
     def remaining(self, matched_keys: pa.Array | pa.ChunkedArray | None = None) -> Iterator[pa.Table]:
         """Rows never returned by ``lookup`` and whose key is not in ``matched_keys``, in pieces, in no

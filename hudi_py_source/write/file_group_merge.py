@@ -22,7 +22,7 @@ from ..config import (
     POPULATE_META_FIELDS,
     SPILLABLE_MAP_PATH,
 )
-from ..io.base_file import META_COLUMNS, BaseFileWriter, with_meta_columns
+from ..io.base_file import META_COLUMNS, BaseFileWriter, read_footer, with_meta_columns
 from ..io.conform import conform
 from ..merge.payload import drop_soft_deletes, merge_with_stored
 from ..merge.spillable_map import SpillableRecordMap
@@ -123,14 +123,16 @@ def _apply_deletes(stored: pa.Table, matches: pa.Table, counts: _Counts) -> tupl
 
 def _write_merged(job: WriteJob, target: Target, incoming: SpillableRecordMap, writer: BaseFileWriter,
                   file_name: str, task_id: int, counts: _Counts) -> None:
+    """Stored rows and their updates; their keys are the old file's, so its bloom filter carries over."""
     payload = job.config.get(PAYLOAD_CLASS)
+    known = writer.carry_keys(read_footer(job.storage, target.base_path or ""))
     for stored in _stored_batches(job, target.base_path or ""):
         stored = _conform_stored(job, stored)
         matches = incoming.lookup(stored.column(KEY_COLUMN))
         if matches.num_rows:
             stored, matches = _apply_deletes(stored, matches, counts)
         if matches.num_rows == 0:
-            writer.write(_copy_stored(job, stored, file_name))
+            writer.write(_copy_stored(job, stored, file_name), keys_known=known)
             continue
         merged = merge_with_stored(stored, matches.drop_columns([PATH_COLUMN, DELETE_COLUMN]), KEY_COLUMN,
                                    job.ordering_field, payload)
@@ -139,9 +141,9 @@ def _write_merged(job: WriteJob, target: Target, incoming: SpillableRecordMap, w
         kept = merged.rows.filter(pc.invert(merged.from_incoming))
         new = merged.rows.filter(merged.from_incoming)
         if kept.num_rows:
-            writer.write(_copy_stored(job, kept, file_name))
+            writer.write(_copy_stored(job, kept, file_name), keys_known=known)
         if new.num_rows:
-            writer.write(_stamp(job, new, target, file_name, task_id, counts))
+            writer.write(_stamp(job, new, target, file_name, task_id, counts), keys_known=known)
 
 
 def _write_inserts(job: WriteJob, target: Target, rows: pa.Table, writer: BaseFileWriter, file_name: str,
