@@ -52,6 +52,15 @@ def test_only_the_asked_fields_come_back() -> None:
     columns = decode_flat(_body(ROWS), ROWS.num_rows, SCHEMA, {"ts", "blob"})
     assert sorted(columns) == ["blob", "ts"]
     assert columns["ts"].to_pylist() == ROWS.column("ts").to_pylist()
+    assert columns["blob"].to_pylist() == ROWS.column("blob").to_pylist()
+
+
+@pytest.mark.parametrize("name", ROWS.column_names)
+def test_a_field_after_skipped_ones_decodes_as_when_all_are_decoded(name: str) -> None:
+    body = _body(ROWS)
+    alone = decode_flat(body, ROWS.num_rows, SCHEMA, {name})
+    assert list(alone) == [name]
+    assert alone[name].equals(decode_flat(body, ROWS.num_rows, SCHEMA)[name])
 
 
 @pytest.mark.parametrize("field_type", [

@@ -361,3 +361,27 @@ def test_projected_merged_read_equals_the_full_read_projected(tmp_path, payload:
         expected = full.filter(pc.greater(full.column("n"), 10)) if filters else full
         assert projected.column_names == columns
         assert sorted(projected.to_pylist(), key=str) == sorted(expected.select(columns).to_pylist(), key=str)
+
+
+def test_a_point_query_merges_only_its_keys_and_equals_the_full_merge(tmp_path) -> None:
+    """Keys pinned by the query drop every other key's log records and base rows before the merge; updated,
+    deleted (delete block and soft delete), log-inserted, untouched and absent keys read as in the full merge."""
+    url = str(tmp_path / "t")
+    opts = mor_options("upsert", "BLOOM", **{"hoodie.parquet.small.file.limit": "0"})
+    Table(url).write(rows(range(0, 30)), {**opts, "hoodie.datasource.write.operation": "bulk_insert"})
+    Table(url).write(rows([*range(0, 12), 40, 41], 2), opts)
+    Table(url).write(pa.table({"id": ["k0003", "k0004"], "city": ["sf", "nyc"]}),
+                     {**opts, "hoodie.datasource.write.operation": "delete"})
+    soft = rows([6, 7], 3).append_column("_hoodie_is_deleted", pa.array([True, False]))
+    Table(url).write(soft, opts)
+    slices = Table(url).hoodie_table().fs_view().latest_file_slices()
+    assert any(s.log_files for s in slices)
+    keys = ["k0001", "k0003", "k0004", "k0006", "k0007", "k0020", "k0040", "k0099"]
+    plan = plan_read(Storage(url), {}, [Predicate("in", "id", keys)])
+    assert plan.pinned_keys == sorted(keys)
+    full = Table(url).read()
+    expected = full.filter(pc.is_in(full.column("id"), value_set=pa.array(keys)))
+    got = Table(url).read(filters=[Predicate("in", "id", keys)])
+    assert sorted(got.to_pylist(), key=str) == sorted(expected.to_pylist(), key=str)
+    assert sorted(got.column("id").to_pylist()) == ["k0001", "k0007", "k0020", "k0040"]
+    assert got.filter(pc.equal(got.column("id"), "k0007")).column("ts").to_pylist() == [3007]

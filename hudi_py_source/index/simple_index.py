@@ -7,6 +7,9 @@ index when updates touch most files anyway, or when keys are random so ranges pr
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -44,15 +47,18 @@ def tag_simple(storage: Storage, keys: pa.Array, partition_paths: pa.Array, cand
     record_codes = np.asarray(codes.records)
     all_rows = np.arange(len(keys), dtype=np.int64)
     rows_of = {} if is_global else {code: np.flatnonzero(record_codes == code) for code in np.unique(record_codes)}
-    matched_rows, matched_files = [], []
-    for i in files:
-        rows = all_rows if is_global else rows_of.get(codes.candidates[i], all_rows[:0])
-        if not len(rows):
-            continue
+    work = [(i, all_rows if is_global else rows_of.get(codes.candidates[i], all_rows[:0])) for i in files]
+    work = [(i, rows) for i, rows in work if len(rows)]
+
+    def hits(item: tuple[int, np.ndarray]) -> np.ndarray:
+        i, rows = item
         probe = keys if is_global else keys.take(pa.array(rows))
-        hit = rows[_found(probe, key_reader(storage, candidates[i]).cast(pa.string()))]
-        matched_rows.append(hit)
-        matched_files.append(np.full(len(hit), i, dtype=np.int64))
+        return rows[_found(probe, key_reader(storage, candidates[i]).cast(pa.string()))]
+
+    # Reading a file's keys and probing them run in Arrow, outside the GIL: files are looked up side by side.
+    with ThreadPoolExecutor(max_workers=max(1, min(len(work), os.cpu_count() or 1))) as pool:
+        matched_rows = list(pool.map(hits, work))
+    matched_files = [np.full(len(hit), i, dtype=np.int64) for (i, _), hit in zip(work, matched_rows)]
     return assign_locations(
         len(keys),
         np.concatenate(matched_rows) if matched_rows else np.zeros(0, dtype=np.int64),

@@ -72,7 +72,12 @@ def record_starts(body: bytes | memoryview, count: int) -> tuple[np.ndarray, np.
 
 
 def _varints(data: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Zigzag varints at every position: (values, bytes used)."""
+    """Zigzag varints at every position: (values, bytes used). Union branches and short strings' lengths are
+    one byte each, which needs no window."""
+    first = data[pos]
+    if not (first & 0x80).any():
+        small = first.astype(np.int64)
+        return (small >> 1) ^ -(small & 1), np.ones(len(pos), dtype=np.int64)
     window = data[pos[:, None] + np.arange(_VARINT_BYTES)]
     ends = (window & 0x80) == 0
     used = np.argmax(ends, axis=1) + 1
@@ -120,6 +125,19 @@ def _values(data: np.ndarray, pos: np.ndarray, valid: np.ndarray, kind: str) -> 
     return array, np.where(valid, used, 0)
 
 
+def _skipped(data: np.ndarray, pos: np.ndarray, valid: np.ndarray, kind: str) -> np.ndarray:
+    """Bytes used by a field the caller does not want: its values are never built."""
+    if kind in ("string", "bytes"):
+        lengths, used = _varints(data, pos)
+        return np.where(valid, used + lengths, 0)
+    if kind in _FIXED_WIDTH:
+        return np.where(valid, _FIXED_WIDTH[kind][0], 0)
+    if kind == "boolean":
+        return valid.astype(np.int64)
+    window = data[pos[:, None] + np.arange(_VARINT_BYTES)]
+    return np.where(valid, np.argmax((window & 0x80) == 0, axis=1) + 1, 0)
+
+
 def decode_flat(body: bytes | memoryview, count: int, schema: dict[str, Any],
                 fields: set[str] | None = None) -> dict[str, pa.Array] | None:
     """Columns of `count` length-prefixed records of a flat record schema (only `fields` when given),
@@ -140,10 +158,11 @@ def decode_flat(body: bytes | memoryview, count: int, schema: dict[str, Any],
                 branch, used = _varints(data, pos)
                 valid = branch != null_branch
                 pos = pos + used
-            array, used = _values(data, pos, valid, kind)
-            pos = pos + used
             if fields is None or name in fields:
-                out[name] = array
+                out[name], used = _values(data, pos, valid, kind)
+            else:
+                used = _skipped(data, pos, valid, kind)
+            pos = pos + used
     except (IndexError, ValueError, pa.ArrowInvalid):
         pos = None
     if pos is None or not np.array_equal(pos, ends):

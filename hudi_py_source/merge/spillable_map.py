@@ -110,12 +110,14 @@ class SpillableRecordMap:
         return pa.concat_tables(found) if found else self._schema.empty_table()
 
     def _rows_of(self, run: _Run, keys: pa.Array) -> np.ndarray:
-        """Rows of ``run`` holding any of the keys, each once. Rows in memory are probed against a hash set of the keys;
-        a spilled run by binary search on its hashes, the keys probed in blocks so that the index temporaries
-        stay small whatever the batch size."""
+        """Rows of ``run`` holding any of the keys, each once. Rows in memory by two hash lookups: which keys the
+        map holds, then which rows hold those (a set of the few found, not of every key asked); a spilled run
+        by binary search on its hashes, the keys probed in blocks so that the index temporaries stay small
+        whatever the batch size."""
         if run is self._memory_run:
-            held = pc.is_in(run.table.column(self._key), value_set=keys)
-            return np.flatnonzero(held.to_numpy(zero_copy_only=False))
+            held = run.table.column(self._key)
+            present = keys.filter(pc.is_in(keys, value_set=held.combine_chunks()))
+            return np.flatnonzero(pc.is_in(held, value_set=present).to_numpy(zero_copy_only=False))
         hits = [self._matches(run, block, key_hash64(block))[1]
                 for block in (keys.slice(start, _LOOKUP_ROWS) for start in range(0, len(keys), _LOOKUP_ROWS))]
         return np.unique(np.concatenate(hits)) if hits else np.zeros(0, dtype=np.int64)

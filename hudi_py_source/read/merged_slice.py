@@ -404,9 +404,11 @@ def merge_schema(schema: pa.Schema, wanted: list[str], config: MergeConfig) -> p
 
 def read_merged_slice(storage: Storage, spec: SliceSpec, schema: pa.Schema, config: MergeConfig,
                       visibility: LogVisibility, restore: dict[str, str | None] | None = None,
-                      stats: MergeStats | None = None) -> Iterator[pa.Table]:
+                      stats: MergeStats | None = None, only_keys: pa.Array | None = None) -> Iterator[pa.Table]:
     """Rows of the slice in `schema` (meta columns included): merged base rows, then log inserts.
-    `stats`, when given, is filled in as the rows are yielded."""
+    `stats`, when given, is filled in as the rows are yielded. With `only_keys` (the record keys a query pins)
+    every other key's records are dropped as they are read, before merging: a key's merged row depends on its
+    own records only, so a point query merges a handful of keys instead of every log record."""
     restore = restore or {}
     stats = stats if stats is not None else MergeStats()
     if config.append_only:
@@ -420,12 +422,13 @@ def read_merged_slice(storage: Storage, spec: SliceSpec, schema: pa.Schema, conf
             stats.log_blocks += 1
             stats.log_records += decoded.num_rows
             if block.block_type == BlockType.DELETE_BLOCK:
-                records.apply(records.delete_rows(decoded))
+                records.apply(records.delete_rows(_of_keys(decoded, "record_key", only_keys)))
             else:
-                records.apply(records.data_rows(conform(decoded, schema, restore)))
+                records.apply(records.data_rows(conform(_of_keys(decoded, KEY, only_keys), schema, restore)))
         if spec.base_path is not None:
             for batch in _base_batches(storage, spec.base_path, schema):
-                yield _merge_base(records, conform(batch, schema, restore), config, stats).select(schema.names)
+                base = conform(_of_keys(batch, KEY, only_keys), schema, restore)
+                yield _merge_base(records, base, config, stats).select(schema.names)
         for piece in records.remaining():
             inserted = _visible(piece)
             stats.inserted += inserted.num_rows
@@ -434,6 +437,12 @@ def read_merged_slice(storage: Storage, spec: SliceSpec, schema: pa.Schema, conf
         log.info("file slice %s/%s: %d bytes of log records spilled to disk", spec.partition_path, spec.file_id,
                  records.map.spilled_bytes())
         records.close()
+
+
+def _of_keys(rows: pa.Table, key_column: str, keys: pa.Array | None) -> pa.Table:
+    if keys is None or rows.num_rows == 0:
+        return rows
+    return rows.filter(pc.fill_null(pc.is_in(rows.column(key_column), value_set=keys), False))
 
 
 def _merge_base(records: LogRecords, base: pa.Table, config: MergeConfig, stats: MergeStats) -> pa.Table:

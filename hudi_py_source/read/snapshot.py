@@ -74,6 +74,7 @@ class ReadPlan:
     merge: MergeConfig | None = None
     visibility: LogVisibility | None = None
     description: str = "snapshot"
+    pinned_keys: list[str] | None = None
 
     @property
     def output_schema(self) -> pa.Schema:
@@ -237,6 +238,7 @@ def plan_read(storage: Storage, options: dict | None = None, predicates: list[Pr
     if merge_logs:
         plan.merge = merge_config(table.props, cfg.get(MERGE_MAX_MEMORY), cfg.get(SPILLABLE_MAP_PATH))
         plan.visibility = log_visibility(table.timeline, as_of)
+        plan.pinned_keys = sorted(keys) if keys is not None else None
     return plan
 
 
@@ -276,8 +278,9 @@ def _read_merged(plan: ReadPlan, spec: SliceSpec, expression: pc.Expression | No
         raise HoodieConfigError(f"split holds file slice {spec.file_id} with log files but the plan is not a "
                                 "merge-on-read snapshot plan")
     out = []
+    only_keys = pa.array(plan.pinned_keys, pa.string()) if plan.pinned_keys is not None else None
     for table in read_merged_slice(plan.storage, spec, schema, plan.merge, plan.visibility,
-                                   _restore(plan, spec.partition_path)):
+                                   _restore(plan, spec.partition_path), only_keys=only_keys):
         if expression is not None:
             table = table.filter(expression)
         out.append(table.select(plan.output_schema.names))

@@ -22,7 +22,7 @@ from ..config import (
     POPULATE_META_FIELDS,
     SPILLABLE_MAP_PATH,
 )
-from ..io.base_file import META_COLUMNS, BaseFileWriter, read_footer, with_meta_columns
+from ..io.base_file import FILE_NAME_COL, META_COLUMNS, BaseFileWriter, read_footer, with_meta_columns
 from ..io.conform import conform
 from ..merge.payload import drop_soft_deletes, merge_with_stored
 from ..merge.spillable_map import SpillableRecordMap
@@ -87,19 +87,21 @@ def _stamp(job: WriteJob, rows: pa.Table, target: Target, file_name: str, task_i
 def _copy_stored(job: WriteJob, rows: pa.Table, file_name: str) -> pa.Table:
     """Stored rows keep their commit time and sequence number; only the file name changes."""
     out = rows.select(META_COLUMNS + job.schema.names)
-    index = out.schema.get_field_index("_hoodie_file_name")
-    return out.set_column(index, "_hoodie_file_name", pa.repeat(pa.scalar(file_name, pa.string()), out.num_rows))
+    index = out.schema.get_field_index(FILE_NAME_COL)
+    return out.set_column(index, FILE_NAME_COL, pa.repeat(pa.scalar(file_name, pa.string()), out.num_rows))
 
 
 def _stored_batches(job: WriteJob, path: str) -> Iterator[pa.Table]:
-    """The old base file in batches of at most a quarter of the merge's memory bound (and STREAM_ROWS)."""
+    """The old base file in batches of at most a quarter of the merge's memory bound (and STREAM_ROWS), but
+    its file names, which every copied row gets anew."""
     with job.storage.open_input(path) as handle:
         parquet = pq.ParquetFile(handle)
         meta = parquet.metadata
         row_bytes = max(1, sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
                         // max(meta.num_rows, 1))
         rows = max(1024, min(STREAM_ROWS, job.config.get(MERGE_MAX_MEMORY) // (4 * row_bytes)))
-        for batch in parquet.iter_batches(batch_size=rows):
+        columns = [name for name in parquet.schema_arrow.names if name != FILE_NAME_COL]
+        for batch in parquet.iter_batches(batch_size=rows, columns=columns):
             yield pa.Table.from_batches([batch])
 
 
