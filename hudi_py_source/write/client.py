@@ -49,7 +49,7 @@ from .new_file_groups import collect_partitions, write_new_file_groups
 from .post_commit import run_post_commit, validate_post_commit
 from .rollback import last_instant_time, rollback_failed_writes, rollback_instant
 from .schema_evolution import evolve_schema
-from .upsert import prepare_rows, tag_rows, write_targets
+from .upsert import WriteProfile, prepare_rows, tag_rows, write_targets
 
 LOG = logging.getLogger("hudi_py_source.write")
 SUPPORTED_OPERATIONS = NEW_FILE_OPERATIONS | MERGE_OPERATIONS | {"delete_partition"}
@@ -233,7 +233,8 @@ def write_task(job: WriteJob, batches: Iterable[pa.RecordBatch | pa.Table], toke
     if job.operation == "delete_partition":
         return collect_partitions(job, batches)
     if job.merges:
-        return TaskResult.staging(tag_rows(job, prepare_rows(job, batches)))
+        tagged = tag_rows(job, prepare_rows(job, batches))
+        return TaskResult.staging(tagged, WriteProfile.of(tagged))
     return write_new_file_groups(job, batches, token, task_id)
 
 

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from ..config import INDEX_TYPE, PRECOMBINE_FIELD, HoodieConfig
 from ..storage import Storage
+
+if TYPE_CHECKING:
+    from .upsert import WriteProfile
 
 _STAGED_BATCH_BYTES = 8 << 20
 
@@ -75,17 +78,19 @@ class TaskResult:
     partitions: set[str] = field(default_factory=set)
     num_rows: int = 0
     staged: bytes | None = None
+    profile: WriteProfile | None = None
 
     @staticmethod
-    def staging(table: pa.Table) -> TaskResult:
+    def staging(table: pa.Table, profile: WriteProfile) -> TaskResult:
         """A task of a merging operation hands its tagged records to the commit as compressed Arrow IPC, in
         batches of about 8 MB, so the commit can go through them without holding them all; smaller batches
-        made the commit's per-batch routing dominate an upsert of small records."""
+        made the commit's per-batch routing dominate an upsert of small records. The task also profiles them
+        (keys per partition, groups updated), so the commit plans without reading them a second time."""
         sink = pa.BufferOutputStream()
         rows_per_batch = max(1, (_STAGED_BATCH_BYTES * table.num_rows) // max(table.nbytes, 1))
         with pa.ipc.new_stream(sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
             writer.write_table(table, max_chunksize=rows_per_batch)
-        return TaskResult(num_rows=table.num_rows, staged=sink.getvalue().to_pybytes())
+        return TaskResult(num_rows=table.num_rows, staged=sink.getvalue().to_pybytes(), profile=profile)
 
     def staged_batches(self) -> Iterator[pa.RecordBatch]:
         if self.staged is not None:

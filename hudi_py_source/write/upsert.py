@@ -264,6 +264,19 @@ class WriteProfile:
     updated: set[tuple[str, str]] = field(default_factory=set)
     missing_hashes: list[np.ndarray] = field(default_factory=list)
 
+    @classmethod
+    def of(cls, rows: pa.Table) -> WriteProfile:
+        profile = cls()
+        profile.add(rows)
+        return profile
+
+    def absorb(self, other: WriteProfile) -> None:
+        """Add another task's profile: hashes are deduplicated only when counted."""
+        for partition, hashes in other.insert_hashes.items():
+            self.insert_hashes.setdefault(partition, []).extend(hashes)
+        self.updated |= other.updated
+        self.missing_hashes.extend(other.missing_hashes)
+
     def add(self, rows: pa.Table) -> None:
         untagged = pc.is_null(rows.column(FILE_ID_COLUMN))
         self.updated.update(_updated_groups(rows))
@@ -308,8 +321,8 @@ def write_targets(job: WriteJob, results: list[TaskResult]) -> tuple[list[dict],
     target file group, then merge every file group from its staged records, in parallel processes."""
     profile = WriteProfile()
     for result in results:
-        for batch in result.staged_batches():
-            profile.add(pa.Table.from_batches([batch]))
+        if result.profile is not None:
+            profile.absorb(result.profile)
     stats = UpsertStats(missing_deletes=profile.missing_deletes())
     if not profile.insert_hashes and not profile.updated:
         return [], stats
