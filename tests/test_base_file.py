@@ -304,6 +304,9 @@ def test_dictionary_only_for_columns_that_repeat() -> None:
                      "half": [0, 1, 2, 3, 4] * 2})
     assert dictionary_columns(rows) == ["city", "half"]
     assert dictionary_columns(rows.append_column("s", pa.array([{"v": 1}] * 10))) is True
+    distinct = [f"v{i}" for i in range(10)]
+    meta = pa.table({name: distinct for name in META_COLUMNS})
+    assert dictionary_columns(meta) == ["_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_file_name"]
 
 
 def test_writer_files_read_back_the_same_with_selective_dictionaries(tmp_path: Path) -> None:

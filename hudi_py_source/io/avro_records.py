@@ -214,18 +214,30 @@ def encode_records(table: pa.Table | pa.RecordBatch, schema: str | dict[str, Any
 
 def _encode_fields(record: dict[str, Any], child: Any, n: int, names: dict[str, Any],
                    path: str) -> pa.Array:
-    parts: list[pa.Array] = []
+    parts: list[pa.Array | pa.Scalar] = []
     for f in record["fields"]:
         arr = child(f["name"])
         where = f"{path}.{f['name']}"
         if arr is None:
             arr = pa.nulls(n)
-        parts.append(_encode(arr, f["type"], names, where))
+        parts.extend(_encode_parts(arr, f["type"], names, where))
     if not parts:
         return constant(b"", n)
-    if len(parts) == 1:
+    if len(parts) == 1 and isinstance(parts[0], pa.Array):
         return parts[0]
     return join(*parts)
+
+
+def _encode_parts(arr: pa.Array, node: AvroType, names: dict[str, Any], where: str) -> list[pa.Array | pa.Scalar]:
+    """A field's encoding as pieces for the record's one join: a nullable field without nulls is its union
+    branch (the same bytes on every row, a scalar) and its values, which spares a join per field."""
+    node = _resolve(node, names)
+    arr = _plain(arr)
+    if _kind(node) == "union" and arr.null_count == 0:
+        index, kinds = _single_branch(node, names, where)
+        branch = _resolve(node[index], names)
+        return [pa.scalar(_varint(index), _BIN), _encode_value(arr, branch, kinds[index], names, where)]
+    return [_encode(arr, node, names, where)]
 
 
 def encode_column(arr: pa.Array, avro_type: AvroType, where: str) -> pa.Array:
@@ -235,10 +247,7 @@ def encode_column(arr: pa.Array, avro_type: AvroType, where: str) -> pa.Array:
 
 def _encode(arr: pa.Array, node: AvroType, names: dict[str, Any], where: str) -> pa.Array:
     node = _resolve(node, names)
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    if pa.types.is_dictionary(arr.type):
-        arr = arr.dictionary_decode()
+    arr = _plain(arr)
     kind = _kind(node)
     if kind == "union":
         return _encode_union(arr, node, names, where)
@@ -249,14 +258,26 @@ def _encode(arr: pa.Array, node: AvroType, names: dict[str, Any], where: str) ->
     return _encode_value(arr, node, kind, names, where)
 
 
-def _encode_union(arr: pa.Array, branches: list[AvroType], names: dict[str, Any],
-                  where: str) -> pa.Array:
+def _plain(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """One chunk, dictionaries decoded: what the encoders take."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return arr.dictionary_decode() if pa.types.is_dictionary(arr.type) else arr
+
+
+def _single_branch(branches: list[AvroType], names: dict[str, Any], where: str) -> tuple[int, list[str]]:
+    """The index of a union's one non-null branch, and every branch's kind."""
     kinds = [_kind(_resolve(b, names)) for b in branches]
     non_null = [i for i, k in enumerate(kinds) if k != "null"]
     if len(non_null) != 1 or len(branches) > 2:
         raise HoodieSchemaError(f"field {where}: only unions of null and one type are supported, "
                                 f"got {kinds}")
-    index = non_null[0]
+    return non_null[0], kinds
+
+
+def _encode_union(arr: pa.Array, branches: list[AvroType], names: dict[str, Any],
+                  where: str) -> pa.Array:
+    index, kinds = _single_branch(branches, names, where)
     tag = pa.scalar(_varint(index), _BIN)
     n = len(arr)
     valid_count = n - arr.null_count

@@ -48,6 +48,10 @@ _JAVA_GZIP_LEVEL = 6
 # The first row group is flushed early so the compression ratio is known when sizing the rest.
 _FIRST_ROW_GROUP_BYTES = 16 * 1024 * 1024
 _DICTIONARY_SAMPLE_ROWS = 16384
+# Meta columns need no sample: commit time, partition path and file name take a few values per file, the
+# sequence number and the record key one per row.
+_REPEATING_META = {COMMIT_TIME_COL: True, PARTITION_PATH_COL: True, FILE_NAME_COL: True, SEQNO_COL: False,
+                   RECORD_KEY_COL: False}
 
 
 def meta_schema_fields() -> list[pa.Field]:
@@ -360,8 +364,12 @@ def dictionary_columns(rows: pa.Table) -> list[str] | bool:
     sample = rows.slice(0, _DICTIONARY_SAMPLE_ROWS)
     if sample.num_rows == 0:
         return True
-    return [name for name, column in zip(sample.column_names, sample.columns)
-            if pc.count_distinct(column, mode="all").as_py() * 2 <= sample.num_rows]
+    def repeats(name: str, column: pa.ChunkedArray) -> bool:
+        if name in _REPEATING_META:
+            return _REPEATING_META[name]
+        return pc.count_distinct(column, mode="all").as_py() * 2 <= sample.num_rows
+
+    return [name for name, column in zip(sample.column_names, sample.columns) if repeats(name, column)]
 
 
 def _text(meta: dict[bytes, bytes], key: str) -> str | None:
