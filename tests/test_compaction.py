@@ -20,7 +20,7 @@ from oracles import hudi_rs_read
 from test_cow_operations import data_rows, rows
 from test_mor_write import base_files, check, log_files, mor_options
 
-from hudi_py_source import Table
+from hudi_py_source import Predicate, Table
 from hudi_py_source.config import HoodieConfig
 from hudi_py_source.errors import HoodieTableError
 from hudi_py_source.services import compaction
@@ -472,3 +472,27 @@ def test_read_optimized_agrees_with_hudi_rs(tmp_path) -> None:
             assert ours != [model[k] for k in sorted(model)]
             Table(url).compact()
     assert ours == [model[k] for k in sorted(model)]
+
+
+def test_compaction_carries_the_base_bloom_filter_and_adds_log_inserts(tmp_path) -> None:
+    """Merged base rows keep their keys, so the new base file starts from the old filter and key range; keys
+    the logs insert are hashed into it, a key they delete stays a false positive."""
+    from hudi_py_source.io.base_file import read_footer
+
+    url = str(tmp_path / "t")
+    one_bucket = {"hoodie.bucket.index.num.buckets": "1"}
+    Table(url).write(rows(range(12)), mor_options("bulk_insert", "BUCKET", **one_bucket))
+    Table(url).write(rows([3, 21], version=2), mor_options("upsert", "BUCKET", **one_bucket))
+    Table(url).write(rows([0]), mor_options("delete", "BUCKET", **one_bucket))
+    assert any(p.startswith("city=sf/") for p in log_files(url))
+    instant_time = Table(url).compact()[0]
+    compacted = [p for p in base_files(url) if p.startswith("city=sf/") and p.endswith(f"_{instant_time}.parquet")]
+    assert len(compacted) == 1
+    footer = read_footer(Storage(url), compacted[0])
+    bloom = footer.bloom_filter()
+    assert bloom.might_contain(["k0003", "k0006", "k0009", "k0021", "k0000"]).tolist() == [True] * 5
+    assert (footer.min_record_key, footer.max_record_key) == ("k0000", "k0021")
+    model = {r["id"]: r for r in data_rows(rows([3, 6, 9], version=1))}
+    model.update({r["id"]: r for r in data_rows(rows([3, 21], version=2))})
+    sf = Table(url).read(filters=[Predicate("=", "city", "sf")])
+    assert data_rows(sf) == [model[k] for k in sorted(model)]

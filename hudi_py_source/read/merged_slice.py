@@ -409,6 +409,16 @@ def read_merged_slice(storage: Storage, spec: SliceSpec, schema: pa.Schema, conf
     `stats`, when given, is filled in as the rows are yielded. With `only_keys` (the record keys a query pins)
     every other key's records are dropped as they are read, before merging: a key's merged row depends on its
     own records only, so a point query merges a handful of keys instead of every log record."""
+    for rows, _ in merged_slice_parts(storage, spec, schema, config, visibility, restore, stats, only_keys):
+        yield rows
+
+
+def merged_slice_parts(storage: Storage, spec: SliceSpec, schema: pa.Schema, config: MergeConfig,
+                       visibility: LogVisibility, restore: dict[str, str | None] | None = None,
+                       stats: MergeStats | None = None,
+                       only_keys: pa.Array | None = None) -> Iterator[tuple[pa.Table, bool]]:
+    """`read_merged_slice`'s rows, each batch with whether its keys are the base file's (merged base rows)
+    rather than new to the slice (log inserts): a compaction reuses the base file's bloom filter for those."""
     restore = restore or {}
     stats = stats if stats is not None else MergeStats()
     if config.append_only:
@@ -428,11 +438,11 @@ def read_merged_slice(storage: Storage, spec: SliceSpec, schema: pa.Schema, conf
         if spec.base_path is not None:
             for batch in _base_batches(storage, spec.base_path, schema):
                 base = conform(_of_keys(batch, KEY, only_keys), schema, restore)
-                yield _merge_base(records, base, config, stats).select(schema.names)
+                yield _merge_base(records, base, config, stats).select(schema.names), True
         for piece in records.remaining():
             inserted = _visible(piece)
             stats.inserted += inserted.num_rows
-            yield inserted.select(schema.names)
+            yield inserted.select(schema.names), False
     finally:
         log.info("file slice %s/%s: %d bytes of log records spilled to disk", spec.partition_path, spec.file_id,
                  records.map.spilled_bytes())
@@ -467,10 +477,10 @@ def _merge_base(records: LogRecords, base: pa.Table, config: MergeConfig, stats:
 
 
 def _append_only(storage: Storage, spec: SliceSpec, schema: pa.Schema, visibility: LogVisibility,
-                 restore: dict[str, str | None], stats: MergeStats) -> Iterator[pa.Table]:
+                 restore: dict[str, str | None], stats: MergeStats) -> Iterator[tuple[pa.Table, bool]]:
     if spec.base_path is not None:
         for batch in _base_batches(storage, spec.base_path, schema):
-            yield conform(batch, schema, restore)
+            yield conform(batch, schema, restore), True
     schemas: dict[str, pa.Schema] = {}
     for path, block in _blocks(storage, spec.log_paths, visibility):
         decoded = _decoded(path, block, schemas, set(schema.names))
@@ -478,4 +488,4 @@ def _append_only(storage: Storage, spec: SliceSpec, schema: pa.Schema, visibilit
         stats.log_records += decoded.num_rows
         if block.block_type != BlockType.DELETE_BLOCK:
             stats.inserted += decoded.num_rows
-            yield conform(decoded, schema, restore)
+            yield conform(decoded, schema, restore), False

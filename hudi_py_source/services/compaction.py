@@ -36,8 +36,8 @@ from ..config import (
 )
 from ..errors import HoodieTableError
 from ..io.avro_schema import to_json
-from ..io.base_file import BaseFileWriter
-from ..read.merged_slice import MergeStats, SliceSpec, log_visibility, merge_config, read_merged_slice
+from ..io.base_file import BaseFileWriter, read_footer
+from ..read.merged_slice import MergeStats, SliceSpec, log_visibility, merge_config, merged_slice_parts
 from ..read.snapshot import full_schema
 from ..storage import Storage
 from ..table.file_names import make_base_file_name, parse_base_file_name, write_token
@@ -239,13 +239,15 @@ def _compact_slice(job: _Job) -> dict[str, Any]:
     config = merge_config(table.props, cfg.get(MERGE_MAX_MEMORY), cfg.get(SPILLABLE_MAP_PATH))
     spec = SliceSpec(op.partition_path, op.file_id, op.base_path, op.log_paths)
     writer = _writer(job, cfg, rel_path)
+    carried = op.base_path is not None and writer.carry_keys(read_footer(job.storage, op.base_path))
     name_index = job.schema.get_field_index("_hoodie_file_name")
     merged = MergeStats()
-    for rows in read_merged_slice(job.storage, spec, job.schema, config, log_visibility(table.timeline, None),
-                                  stats=merged):
+    for rows, from_base in merged_slice_parts(job.storage, spec, job.schema, config,
+                                              log_visibility(table.timeline, None), stats=merged):
         if rows.num_rows:
             writer.write(rows.set_column(name_index, "_hoodie_file_name",
-                                         pa.repeat(pa.scalar(file_name, pa.string()), rows.num_rows)))
+                                         pa.repeat(pa.scalar(file_name, pa.string()), rows.num_rows)),
+                         keys_known=carried and from_base)
     written = writer.close()
     elapsed = int((time.monotonic() - started) * 1000)
     return _compaction_stat(op, rel_path, written.num_rows, written.file_size, elapsed, merged)
