@@ -248,3 +248,23 @@ def test_a_merge_rebuilds_the_bloom_filter_when_its_options_changed(tmp_path) ->
     assert bloom.might_contain(["k0005", "k0008", "k0011", "k0014", "k0017"]).all()
     assert bloom.might_contain(["k0002"]).tolist() == [False]
     assert (footer.min_record_key, footer.max_record_key) == ("k0005", "k0017")
+
+
+def test_staged_records_stay_a_table_in_process_and_pickle_as_compressed_ipc(tmp_path) -> None:
+    import pickle
+
+    url = str(tmp_path / "t")
+    Table(url).write(rows(range(0, 6)), options("simple", "upsert"))
+    job = start_write(Storage(url), options("simple", "upsert"), rows(range(1)).schema)
+    result = write_task(job, [rows(range(4, 9), version=2)], "0-1-1", 0)
+    assert isinstance(result.staged, pa.Table)
+    copy = pickle.loads(pickle.dumps(result))
+    assert isinstance(copy.staged, bytes)
+    in_process = pa.Table.from_batches(list(result.staged_batches()))
+    assert pa.Table.from_batches(list(copy.staged_batches())).equals(in_process)
+    assert in_process.column("id").to_pylist() == [f"k{i:04d}" for i in range(4, 9)]
+    assert copy.profile.updated == result.profile.updated and len(copy.profile.updated) == 2
+    commit_write(job, [copy])
+    model = by_id(rows(range(0, 6)))
+    model.update(by_id(rows(range(4, 9), version=2)))
+    check(url, model)

@@ -63,7 +63,7 @@ def _constant(value: str | None, n: int) -> pa.Array:
     return nulls if value is None else pc.fill_null(nulls, value)
 
 
-def _seqnos(commit_time: str, task_partition_id: int, n: int, start: int) -> pa.Array:
+def sequence_numbers(commit_time: str, task_partition_id: int, n: int, start: int) -> pa.Array:
     numbers = pa.array(np.arange(start, start + n, dtype=np.int64)).cast(pa.string())
     return pc.binary_join_element_wise(f"{commit_time}_{task_partition_id}_", numbers, "")
 
@@ -89,7 +89,7 @@ def with_meta_columns(
             raise HoodieKeyError(f"{len(record_keys)} record keys given for {n} rows of {file_name}")
         columns: list[Any] = [
             _constant(commit_time, n),
-            _seqnos(commit_time, task_partition_id, n, seqno_start),
+            sequence_numbers(commit_time, task_partition_id, n, seqno_start),
             record_keys.cast(pa.string()),
             _constant(partition_path, n),
             _constant(file_name, n),

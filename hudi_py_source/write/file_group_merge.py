@@ -22,7 +22,18 @@ from ..config import (
     POPULATE_META_FIELDS,
     SPILLABLE_MAP_PATH,
 )
-from ..io.base_file import FILE_NAME_COL, META_COLUMNS, BaseFileWriter, read_footer, with_meta_columns
+from ..io.base_file import (
+    COMMIT_TIME_COL,
+    FILE_NAME_COL,
+    META_COLUMNS,
+    PARTITION_PATH_COL,
+    RECORD_KEY_COL,
+    SEQNO_COL,
+    BaseFileWriter,
+    read_footer,
+    sequence_numbers,
+    with_meta_columns,
+)
 from ..io.conform import conform
 from ..merge.payload import drop_soft_deletes, merge_with_stored
 from ..merge.spillable_map import SpillableRecordMap
@@ -140,12 +151,30 @@ def _write_merged(job: WriteJob, target: Target, incoming: SpillableRecordMap, w
                                    job.ordering_field, payload)
         counts.deleted += len(merged.deleted_keys)
         counts.updated += merged.updated_count
-        kept = merged.rows.filter(pc.invert(merged.from_incoming))
-        new = merged.rows.filter(merged.from_incoming)
-        if kept.num_rows:
-            writer.write(_copy_stored(job, kept, file_name), keys_known=known)
-        if new.num_rows:
-            writer.write(_stamp(job, new, target, file_name, task_id, counts), keys_known=known)
+        writer.write(_restamped(job, merged.rows, merged.from_incoming, target, file_name, task_id, counts),
+                     keys_known=known)
+
+
+def _restamped(job: WriteJob, rows: pa.Table, from_incoming: pa.BooleanArray, target: Target, file_name: str,
+               task_id: int, counts: _Counts) -> pa.Table:
+    """Merged rows in their stored order, in one piece: stored rows keep their commit time and sequence
+    number, rows from the incoming records take this commit's (numbered on within the file), their key and
+    partition; every row gets the new file name. Splitting kept from new rows would copy every column twice."""
+    out = _copy_stored(job, rows, file_name)
+    fresh = int(pc.sum(from_incoming).as_py() or 0)
+    if fresh and job.config.get(POPULATE_META_FIELDS):
+        seqnos = sequence_numbers(job.instant_time, task_id, fresh, counts.stamped)
+        fields = {
+            COMMIT_TIME_COL: pc.if_else(from_incoming, pa.scalar(job.instant_time), out.column(COMMIT_TIME_COL)),
+            SEQNO_COL: pc.replace_with_mask(out.column(SEQNO_COL).combine_chunks(), from_incoming, seqnos),
+            RECORD_KEY_COL: rows.column(KEY_COLUMN).cast(pa.string()),
+            PARTITION_PATH_COL: pc.if_else(from_incoming, pa.scalar(target.partition_path),
+                                           out.column(PARTITION_PATH_COL)),
+        }
+        for name, column in fields.items():
+            out = out.set_column(out.schema.get_field_index(name), out.schema.field(name), column)
+    counts.stamped += fresh
+    return out
 
 
 def _write_inserts(job: WriteJob, target: Target, rows: pa.Table, writer: BaseFileWriter, file_name: str,

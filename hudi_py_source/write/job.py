@@ -77,21 +77,35 @@ class TaskResult:
     write_stats: list[dict[str, Any]] = field(default_factory=list)
     partitions: set[str] = field(default_factory=set)
     num_rows: int = 0
-    staged: bytes | None = None
+    staged: pa.Table | bytes | None = None
     profile: WriteProfile | None = None
 
     @staticmethod
     def staging(table: pa.Table, profile: WriteProfile) -> TaskResult:
-        """A task of a merging operation hands its tagged records to the commit as compressed Arrow IPC, in
-        batches of about 8 MB, so the commit can go through them without holding them all; smaller batches
-        made the commit's per-batch routing dominate an upsert of small records. The task also profiles them
-        (keys per partition, groups updated), so the commit plans without reading them a second time."""
-        sink = pa.BufferOutputStream()
-        rows_per_batch = max(1, (_STAGED_BATCH_BYTES * table.num_rows) // max(table.nbytes, 1))
-        with pa.ipc.new_stream(sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
-            writer.write_table(table, max_chunksize=rows_per_batch)
-        return TaskResult(num_rows=table.num_rows, staged=sink.getvalue().to_pybytes(), profile=profile)
+        """A task of a merging operation hands its tagged records to the commit, with their profile (keys per
+        partition, groups updated) so the commit plans without reading them a second time. In-process they
+        stay an Arrow table; a result that crosses processes (Spark's commit messages) is pickled as
+        compressed Arrow IPC."""
+        return TaskResult(num_rows=table.num_rows, staged=table, profile=profile)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        if isinstance(self.staged, pa.Table):
+            sink = pa.BufferOutputStream()
+            options = pa.ipc.IpcWriteOptions(compression="zstd")
+            with pa.ipc.new_stream(sink, self.staged.schema, options=options) as writer:
+                writer.write_table(self.staged, max_chunksize=_rows_per_batch(self.staged))
+            state["staged"] = sink.getvalue().to_pybytes()
+        return state
 
     def staged_batches(self) -> Iterator[pa.RecordBatch]:
-        if self.staged is not None:
+        """The staged records in batches of about 8 MB, so the commit can go through them without holding
+        more; smaller batches made the commit's per-batch routing dominate an upsert of small records."""
+        if isinstance(self.staged, pa.Table):
+            yield from self.staged.to_batches(max_chunksize=_rows_per_batch(self.staged))
+        elif self.staged is not None:
             yield from pa.ipc.open_stream(self.staged)
+
+
+def _rows_per_batch(table: pa.Table) -> int:
+    return max(1, (_STAGED_BATCH_BYTES * table.num_rows) // max(table.nbytes, 1))
