@@ -40,6 +40,7 @@ from .markers import WriteMarkers
 
 KEY_COLUMN = "__pyhudi_record_key"
 PATH_COLUMN = "__pyhudi_partition_path"
+_BUFFER_BYTES = 4 << 20
 
 
 def meta_schema(schema: pa.Schema) -> pa.Schema:
@@ -64,21 +65,42 @@ def split_by_partition(table: pa.Table) -> list[tuple[str, pa.Table]]:
 
 
 class _PartitionFile:
-    """One open base file of a new file group in one partition."""
+    """One open base file of a new file group in one partition.
+
+    Rows are stamped and handed to the writer in pieces of about _BUFFER_BYTES: a task's batches split by
+    partition are small (10k-row batches over 8 partitions), and every write pays per-call costs (hashing
+    keys into the bloom filter, building the meta columns) that dwarf the rows' own at that size."""
 
     def __init__(self, job: WriteJob, partition: str, token: str, task_id: int) -> None:
         cfg = job.config
         self.job, self.partition, self.task_id = job, partition, task_id
+        self.populate_meta_fields = cfg.get(POPULATE_META_FIELDS)
         self.file_id = new_file_id()
         self.file_name = make_base_file_name(self.file_id, token, job.instant_time)
         self.rel_path = f"{partition}/{self.file_name}" if partition else self.file_name
         WriteMarkers(job.storage, job.instant_time).create(partition, self.file_name, "CREATE")
         self.started = time.monotonic()
         self.rows = 0
+        self.pending: list[pa.Table] = []
+        self.pending_bytes = 0
         self.writer = base_file_writer(job.storage, self.rel_path, meta_schema(job.schema), cfg,
                                        job.avro_schema_json)
 
     def write(self, rows: pa.Table) -> None:
+        self.pending.append(rows)
+        self.pending_bytes += rows.nbytes
+        if self.pending_bytes >= _BUFFER_BYTES:
+            self._flush()
+
+    def bytes_written(self) -> int:
+        """Estimated size of the file: what the writer holds or wrote, plus rows not handed to it yet."""
+        return self.writer.bytes_written() + self.pending_bytes
+
+    def _flush(self) -> None:
+        if not self.pending:
+            return
+        rows = pa.concat_tables(self.pending)
+        self.pending, self.pending_bytes = [], 0
         data = rows.drop_columns([KEY_COLUMN, PATH_COLUMN])
         table = with_meta_columns(
             data,
@@ -87,13 +109,14 @@ class _PartitionFile:
             rows.column(KEY_COLUMN).combine_chunks(),
             self.partition,
             self.file_name,
-            populate_meta_fields=self.job.config.get(POPULATE_META_FIELDS),
+            populate_meta_fields=self.populate_meta_fields,
             seqno_start=self.rows,
         )
         self.writer.write(table)
         self.rows += rows.num_rows
 
     def close(self) -> dict:
+        self._flush()
         stats = self.writer.close()
         elapsed_ms = int((time.monotonic() - self.started) * 1000)
         return base_file_write_stat(self.file_id, self.partition, self.rel_path, None, stats.num_rows,
@@ -160,7 +183,7 @@ class NewFileGroupWriter:
             current = self.open[partition] = _PartitionFile(self.job, partition, self.token, self.task_id)
         current.write(rows)
         self.result.num_rows += rows.num_rows
-        if current.writer.bytes_written() >= self.max_bytes:
+        if current.bytes_written() >= self.max_bytes:
             self.result.write_stats.append(current.close())
             del self.open[partition]
 
