@@ -166,22 +166,26 @@ class BucketPlan:
         out = np.empty(len(keys), dtype=np.int64)
         if len(keys) == 0:
             return out
-        hashes = md5_long_hash(keys)
         encoded = pc.dictionary_encode(paths)
         codes = encoded.indices.to_numpy(zero_copy_only=False)
         for code, partition in enumerate(encoded.dictionary.to_pylist()):
             rows = np.flatnonzero(codes == code)
             if len(rows):
-                out[rows] = self._pick(partition, hashes[rows], keys[int(rows[0])].as_py())
+                out[rows] = self._pick(partition, keys.take(pa.array(rows)))
         return out
 
-    def _pick(self, partition: str, hashes: np.ndarray, example_key: str) -> np.ndarray:
+    def _pick(self, partition: str, keys: pa.Array) -> np.ndarray:
+        """Buckets of one partition's inserts: by the MD5 of the key against the weights, as Hudi's
+        UpsertPartitioner picks; a partition with one bucket needs no hash."""
         plan = self.partition_inserts.get(partition)
         if plan is None:
             raise HoodieKeyError(
                 f"insert into partition {partition!r} but the plan counted no inserts there "
-                f"(e.g. record key {example_key!r}); plan with the counts of all inserts"
+                f"(e.g. record key {keys[0].as_py()!r}); plan with the counts of all inserts"
             )
+        if len(plan.bucket_indices) == 1:
+            return np.full(len(keys), plan.bucket_indices[0], dtype=np.int64)
+        hashes = md5_long_hash(keys)
         total = max(1, plan.total_inserts)
         ratio = np.mod(hashes, np.int64(total)).astype(np.float64) / np.float64(total)
         position = np.searchsorted(np.asarray(plan.cumulative_weights), ratio, side="left")
