@@ -210,44 +210,52 @@ def _delete(url: str, opts: dict, key: str, city: str) -> None:
     Table(url).write(pa.table({"id": [key], "city": [city]}), {**opts, "hoodie.datasource.write.operation": "delete"})
 
 
+# Enough rows that the partition "la" (ids with i % 3 == 2) holds more than _CARRY_MIN_ROWS keys.
+MANY = 49_200
+
+
 def test_a_merge_carries_the_old_bloom_filter_and_a_deleted_key_comes_back_as_an_insert(tmp_path) -> None:
     url = str(tmp_path / "t")
     opts = {**options("simple", "upsert"), "hoodie.index.type": "BLOOM"}
-    Table(url).write(rows(range(0, 20)), opts)
+    Table(url).write(rows(range(0, MANY)), opts)
     first_path, first = _newest_footer(url, "la")
+    assert first.num_rows == MANY // 3 and (first.min_record_key, first.max_record_key) == ("k0002", "k9998")
     _delete(url, opts, "k0002", "la")
-    Table(url).write(rows([8, 26], version=2), opts)
+    Table(url).write(rows([8, 99998], version=2), opts)
     path, footer = _newest_footer(url, "la")
     assert path != first_path and len({os.path.basename(f).split("_")[0] for f in parquet_files(url)
                                        if f.startswith("la/")}) == 1
     bloom = footer.bloom_filter()
-    assert bloom.might_contain(["k0005", "k0008", "k0011", "k0014", "k0017", "k0026"]).all()
+    assert bloom.might_contain([f"k{i:04d}" for i in range(5, MANY, 3)] + ["k99998"]).all()
     assert bloom.might_contain(["k0002"]).tolist() == [True]
-    assert (footer.min_record_key, footer.max_record_key) == ("k0002", "k0026")
+    assert (footer.min_record_key, footer.max_record_key) == ("k0002", "k99998")
     assert bloom.to_bytes() != first.bloom_filter().to_bytes()
 
     Table(url).write(rows([2], version=3), opts)
     last = HoodieTable.load(Storage(url)).timeline.completed_commits()[-1]
     stats = HoodieTable.load(Storage(url)).timeline.read_commit_metadata(last).all_write_stats()
     assert (sum(s.num_inserts for s in stats), sum(s.num_update_writes for s in stats)) == (1, 0)
-    model = by_id(rows(range(0, 20)))
-    model.update(by_id(rows([8, 26], version=2)))
+    model = by_id(rows(range(0, MANY)))
+    model.update(by_id(rows([8, 99998], version=2)))
     model.update(by_id(rows([2], version=3)))
     check(url, model)
 
 
-def test_a_merge_rebuilds_the_bloom_filter_when_its_options_changed(tmp_path) -> None:
+@pytest.mark.parametrize("change", [{"hoodie.index.bloom.num_entries": "1000"}, {}])
+def test_a_merge_rebuilds_the_bloom_filter_when_its_options_changed_or_the_file_is_small(
+        tmp_path, change: dict[str, str]) -> None:
     url = str(tmp_path / "t")
     opts = {**options("simple", "upsert"), "hoodie.index.type": "BLOOM"}
-    Table(url).write(rows(range(0, 20)), opts)
+    count = MANY if change else 300
+    Table(url).write(rows(range(0, count)), opts)
     _delete(url, opts, "k0002", "la")
-    Table(url).write(rows([8], version=2), {**opts, "hoodie.index.bloom.num_entries": "1000"})
+    Table(url).write(rows([8], version=2), {**opts, **change})
     _, footer = _newest_footer(url, "la")
     bloom = footer.bloom_filter()
-    assert bloom.bit_size == 43133
-    assert bloom.might_contain(["k0005", "k0008", "k0011", "k0014", "k0017"]).all()
+    assert bloom.bit_size == (43133 if change else 2587966)
+    assert bloom.might_contain([f"k{i:04d}" for i in range(5, count, 3)]).all()
     assert bloom.might_contain(["k0002"]).tolist() == [False]
-    assert (footer.min_record_key, footer.max_record_key) == ("k0005", "k0017")
+    assert footer.min_record_key == "k0005"
 
 
 def test_staged_records_stay_a_table_in_process_and_pickle_as_compressed_ipc(tmp_path) -> None:

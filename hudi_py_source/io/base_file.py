@@ -48,6 +48,8 @@ _JAVA_GZIP_LEVEL = 6
 # The first row group is flushed early so the compression ratio is known when sizing the rest.
 _FIRST_ROW_GROUP_BYTES = 16 * 1024 * 1024
 _DICTIONARY_SAMPLE_ROWS = 16384
+# Below this many keys hashing them costs less than decoding a stored filter (a few ms per 2.6M-bit row).
+_CARRY_MIN_ROWS = 16384
 # Meta columns need no sample: commit time, partition path and file name take a few values per file, the
 # sequence number and the record key one per row.
 _REPEATING_META = {COMMIT_TIME_COL: True, PARTITION_PATH_COL: True, FILE_NAME_COL: True, SEQNO_COL: False,
@@ -236,10 +238,14 @@ class BaseFileWriter:
         copied or updated from it are not hashed again (`write(..., keys_known=True)`): most of a merge's cost
         otherwise. A key the merge deletes stays in the filter and the range, a false positive the bloom index
         settles against the file's keys like any other. Returns False, carrying nothing, unless the old
-        filter has this writer's type and size (the table's bloom options may have changed since)."""
+        filter has this writer's type and size (the table's bloom options may have changed since), or when
+        the old file is small enough that hashing its keys is cheaper than decoding its filter."""
+        if footer.num_rows < _CARRY_MIN_ROWS or footer.min_record_key is None or footer.max_record_key is None \
+                or self._num_rows:
+            return False
         old = footer.bloom_filter()
         new = self._bloom
-        if old is None or footer.min_record_key is None or footer.max_record_key is None or self._num_rows:
+        if old is None:
             return False
         if type(old) is not type(new) or (old.bit_size, old.num_hashes) != (new.bit_size, new.num_hashes):
             return False
