@@ -256,7 +256,7 @@ def _write_one(args: tuple[WriteJob, Target, str, str, int]) -> list[dict]:
 
 @dataclass
 class WriteProfile:
-    """What the bucket plan needs of a write, gathered batch by batch in little memory: per partition the
+    """What the bucket plan needs of a write, gathered by each task over its records: per partition the
     64-bit hashes of its insert keys, the file groups updated, and the hashes of deletes of unknown keys.
     Hashes only size the plan and count no-op deletes; the records themselves keep their keys."""
 
