@@ -10,7 +10,7 @@ export SPARK_CONF_DIR := $(CURDIR)/spark-conf
 # Spark's Python workers must run the venv's interpreter (pyarrow, pyhudi), not whatever python3 is on PATH.
 export PYSPARK_PYTHON := $(abspath $(VENV))/bin/python
 
-.PHONY: install java test demo lint bench bench-scale bench-compaction bench-long-run
+.PHONY: install java test demo lint bench bench-scale bench-compaction bench-long-run bench-spark-floor
 
 install: $(VENV)/.installed
 
@@ -48,6 +48,10 @@ bench-scale: $(VENV)/.installed
 # Snapshot read of the workload's MOR table with logs, its compaction, and the read after; bench/results/compaction.json.
 bench-compaction: $(VENV)/.installed
 	$(PYTHON) bench/compaction.py --rows $(ROWS)
+
+# What Spark charges any Python data source for step B's input and step C's rows (the floors of pyhudi's B and C).
+bench-spark-floor: $(VENV)/.installed java
+	$(PYTHON) bench/spark_floor.py --rows $(ROWS)
 
 # 300 small commits with table services on and off (COW and MOR): time, files and bytes; bench/results/long_run.json.
 bench-long-run: $(VENV)/.installed
