@@ -134,8 +134,7 @@ def _skipped(data: np.ndarray, pos: np.ndarray, valid: np.ndarray, kind: str) ->
         return np.where(valid, _FIXED_WIDTH[kind][0], 0)
     if kind == "boolean":
         return valid.astype(np.int64)
-    window = data[pos[:, None] + np.arange(_VARINT_BYTES)]
-    return np.where(valid, np.argmax((window & 0x80) == 0, axis=1) + 1, 0)
+    return np.where(valid, _varints(data, pos)[1], 0)
 
 
 def decode_flat(body: bytes | memoryview, count: int, schema: dict[str, Any],

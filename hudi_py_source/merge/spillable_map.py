@@ -35,16 +35,18 @@ _MULTIPLIER = np.uint64(0x100000001B3)
 
 @dataclass
 class _Run:
-    """Rows sorted by key hash (``order`` maps hash rank to row when the rows themselves are not sorted)."""
+    """Rows sorted by key hash (``order`` maps hash rank to row when the rows themselves are not sorted); the
+    in-memory rows have no hash index (``hashes`` None): they are probed with Arrow's hash sets."""
 
     table: pa.Table
-    hashes: np.ndarray
+    hashes: np.ndarray | None
     order: np.ndarray | None
     matched: np.ndarray
 
     def candidates(self, query_hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(query index, row) pairs whose hashes are equal; equal keys are among them. Most queried keys of a
         base file are not in the log, so the run's end of a hash range is searched for the hits only."""
+        assert self.hashes is not None, "the in-memory run has no hash index"
         if not len(self.hashes):
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
         left = np.searchsorted(self.hashes, query_hashes, side="left")
@@ -114,7 +116,7 @@ class SpillableRecordMap:
         map holds, then which rows hold those (a set of the few found, not of every key asked); a spilled run
         by binary search on its hashes, the keys probed in blocks so that the index temporaries stay small
         whatever the batch size."""
-        if run is self._memory_run:
+        if run.hashes is None:
             held = run.table.column(self._key)
             present = keys.filter(pc.is_in(keys, value_set=held.combine_chunks()))
             return np.flatnonzero(pc.is_in(held, value_set=present).to_numpy(zero_copy_only=False))
@@ -127,9 +129,8 @@ class SpillableRecordMap:
         particular order."""
         if matched_keys is not None:
             keys = self._keys(matched_keys)
-            query_hashes = key_hash64(keys)
             for run in self._all_runs():
-                run.matched[self._matches(run, keys, query_hashes)[1]] = True
+                run.matched[self._rows_of(run, keys)] = True
         for run in self._all_runs():
             piece = _piece_rows(run.table)
             for start in range(0, run.table.num_rows, piece):
@@ -138,10 +139,9 @@ class SpillableRecordMap:
                     yield run.table.slice(start, piece).filter(pa.array(unmatched))
 
     def memory_bytes(self) -> int:
-        """Heap bytes held: unspilled rows, their hash index and the matched flags of every run."""
-        index = self._memory_run.hashes.nbytes + self._memory_run.order.nbytes if self._memory_run else 0
+        """Heap bytes held: unspilled rows and the matched flags of every run."""
         flags = sum(f.nbytes for f in self._pending_matched) + sum(run.matched.nbytes for run in self._runs)
-        return self._pending_bytes + index + flags
+        return self._pending_bytes + flags
 
     def spilled_bytes(self) -> int:
         return self._spilled_bytes
@@ -163,11 +163,8 @@ class SpillableRecordMap:
 
     def _all_runs(self) -> list[_Run]:
         if self._pending and self._memory_run is None:
-            table = pa.concat_tables(self._pending)
-            hashes = key_hash64(table.column(self._key))
-            order = np.argsort(hashes, kind="stable")
             self._pending_matched = [np.concatenate(self._pending_matched)]
-            self._memory_run = _Run(table, hashes[order], order, self._pending_matched[0])
+            self._memory_run = _Run(pa.concat_tables(self._pending), None, None, self._pending_matched[0])
         return ([self._memory_run] if self._memory_run else []) + self._runs
 
     def _spill(self) -> None:
