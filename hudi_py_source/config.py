@@ -409,6 +409,11 @@ INCR_FALLBACK_FULL_SCAN = define("hoodie.datasource.read.incr.fallback.fulltable
                                  "Incremental query over cleaned files: scan the table instead of failing.")
 AS_OF_INSTANT = define("as.of.instant", None, str, "Time travel: read the table as of this instant.")
 
+SKIP_CORRUPT_LOG_BLOCKS = define(
+    "hoodie.pyhudi.read.skip.corrupt.log.blocks", False, bool,
+    "pyhudi's own key (Hudi has none): read on past a damaged log block of a completed commit, dropping its "
+    "records, instead of failing. Torn blocks of writes that never committed are always skipped.")
+
 # --- Spark SQL ---------------------------------------------------------------------------------------
 SQL_INSERT_INTO_OPERATION = define("hoodie.spark.sql.insert.into.operation", "insert", str,
                                    "Write operation of SQL INSERT INTO a table registered by name.",
