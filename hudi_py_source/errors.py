@@ -23,3 +23,7 @@ class HoodieTableError(HoodieError):
 
 class HoodieTimelineError(HoodieError):
     """The timeline does not allow the requested transition."""
+
+
+class HoodieCorruptedDataError(HoodieError):
+    """A file of the table (timeline, base or log file) is damaged; the message names it and the repair."""
