@@ -1,13 +1,22 @@
 """One storage layer over fsspec, so local disk, memory and S3 behave the same.
 
 Paths handed to a Storage are relative to the table's base path and use "/" separators.
-Nothing here renames or appends: object stores offer neither, and the table format must not
-need them for correctness.
+Nothing here appends, and correctness never rests on a rename: object stores offer neither.
+Whole files are published at once, so no reader ever sees part of one: an object store's PUT
+is atomic; on local disk the bytes are written aside and then linked (create-if-absent) or
+renamed (overwrite) into place, which a killed writer cannot leave half done.
+
+A local base path is made absolute when the Storage is built (on the driver), so every process
+that receives it, whatever its working directory, reaches the same folder. Listings are never
+cached: fsspec's listing cache would make a file written by another process (or another task)
+invisible to `exists` and `open` until it expired.
 """
 
 from __future__ import annotations
 
+import os
 import posixpath
+import uuid
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -26,6 +35,18 @@ class FileInfo:
     @property
     def name(self) -> str:
         return posixpath.basename(self.path)
+
+
+def _absolute(base_path: str) -> str:
+    """A local path made absolute against this process's working directory; URLs stay as they are."""
+    if "://" in base_path or base_path.startswith(("memory:", "file:")):
+        return base_path
+    return os.path.abspath(os.path.expanduser(base_path))
+
+
+def _aside(path: str) -> str:
+    """A hidden sibling to write into before publishing: no reader parses `.pyhudi-tmp-*` names."""
+    return posixpath.join(posixpath.dirname(path), f".pyhudi-tmp-{uuid.uuid4().hex}")
 
 
 def _mtime(info: dict[str, Any]) -> float:
@@ -48,7 +69,7 @@ class Storage:
 
     def __init__(self, base_path: str, storage_options: dict[str, Any] | None = None) -> None:
         self.storage_options = dict(storage_options or {})
-        self.base_url = base_path.rstrip("/") or "/"
+        self.base_url = _absolute(base_path).rstrip("/") or "/"
         self._fs: fsspec.AbstractFileSystem | None = None
         self._root: str | None = None
 
@@ -65,7 +86,7 @@ class Storage:
         self.__init__(state["base_url"], state["storage_options"])
 
     def _connect(self) -> None:
-        fs, root = url_to_fs(self.base_url, **self.storage_options)
+        fs, root = url_to_fs(self.base_url, **{"use_listings_cache": False, **self.storage_options})
         self._fs, self._root = fs, root.rstrip("/") or "/"
 
     @property
@@ -126,20 +147,43 @@ class Storage:
         return self.read_bytes(rel).decode("utf-8")
 
     def write_bytes(self, rel: str, data: bytes) -> None:
-        """Write a whole file at once; parents are created where the store has directories."""
+        """Publish a whole file at once, replacing any older one; parents are created where the store
+        has directories."""
         path = self.full(rel)
+        if not self.is_local:
+            self.fs.pipe_file(path, data)
+            return
         self._ensure_parent(path)
-        with self.fs.open(path, "wb") as f:
-            f.write(data)
+        aside = self._write_aside(path, data)
+        os.replace(aside, path)
 
     def write_text(self, rel: str, text: str) -> None:
         self.write_bytes(rel, text.encode("utf-8"))
 
     def create_new(self, rel: str, data: bytes = b"") -> None:
-        """Create a file that must not exist yet (timeline transitions are create-if-absent)."""
-        if self.exists(rel):
-            raise FileExistsError(self.full(rel))
-        self.write_bytes(rel, data)
+        """Publish a file that must not exist yet (timeline transitions are create-if-absent).
+
+        Locally the exclusive step is the hard link of a fully written file, so two writers cannot
+        both create it and a reader never sees it partly written. Object stores check, then PUT once.
+        """
+        path = self.full(rel)
+        if not self.is_local:
+            if self.fs.exists(path):
+                raise FileExistsError(path)
+            self.fs.pipe_file(path, data)
+            return
+        self._ensure_parent(path)
+        aside = self._write_aside(path, data)
+        try:
+            os.link(aside, path)
+        finally:
+            os.unlink(aside)
+
+    def _write_aside(self, path: str, data: bytes) -> str:
+        aside = _aside(path)
+        with open(aside, "wb") as f:
+            f.write(data)
+        return aside
 
     def _ensure_parent(self, path: str) -> None:
         if self.is_local:

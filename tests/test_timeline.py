@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 import zipfile
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -20,8 +20,10 @@ from hudi_py_source.timeline.instant import (
     REQUESTED,
     Instant,
     InstantTimeGenerator,
+    format_instant_time,
     new_instant_time,
     parse_instant_file_name,
+    parse_instant_time,
 )
 
 TABLES = shared_dir() / "fixtures" / "hudi-rs" / "tables" / "sample_table"
@@ -116,11 +118,21 @@ def test_new_instant_time_format_and_monotonic() -> None:
 
 def test_new_instant_time_is_after_floor() -> None:
     generator = InstantTimeGenerator()
-    assert generator.next("UTC", after="29991231235959999") == "30000101000000000"
-    assert generator.next("UTC") == "30000101000000001"
-    assert generator.next("UTC", after="29991231235959") > "29991231235959"
-    legacy = InstantTimeGenerator().next("UTC", after="30010101000000")
-    assert legacy == "30010101000001000"
+    soon = format_instant_time(datetime.now(UTC).replace(tzinfo=None) + timedelta(hours=2))
+    bumped = format_instant_time(parse_instant_time(soon) + timedelta(milliseconds=1))
+    assert generator.next("UTC", after=soon, table="a") == bumped
+    assert generator.next("UTC", table="a") > bumped
+    assert generator.next("UTC", table="b") < soon
+    legacy = InstantTimeGenerator().next("UTC", after=soon[:14])
+    assert legacy == format_instant_time(parse_instant_time(soon[:14]) + timedelta(milliseconds=1))
+
+
+def test_new_instant_time_refuses_a_floor_far_ahead_and_remembers_nothing_of_it() -> None:
+    generator = InstantTimeGenerator()
+    with pytest.raises(HoodieTimelineError, match="instant 29991231235959999 on the timeline of /t lies more than 1 "
+                                                  "day ahead"):
+        generator.next("UTC", after="29991231235959999", table="/t")
+    assert generator.next("UTC", table="/t") < "2999"
 
 
 def test_new_instant_time_utc_uses_utc_clock() -> None:
@@ -219,7 +231,9 @@ def test_compaction_completes_as_commit(storage: Storage) -> None:
     plan = avro_models.serialize("HoodieCompactionPlan", {"operations": []})
     inflight = timeline.transition_to_inflight(timeline.create_requested("20240101000000000", "compaction", plan))
     assert timeline.pending_compactions() == [inflight]
-    timeline.complete(inflight, b"")
+    with pytest.raises(HoodieTimelineError, match="cannot complete with no metadata"):
+        timeline.complete(inflight, b"")
+    timeline.complete(inflight, b"{}")
     reloaded = timeline.reload()
     assert reloaded.instants == [Instant("20240101000000000", "commit", COMPLETED)]
     assert reloaded.pending_compactions() == []
@@ -240,7 +254,7 @@ def test_delete_instant_files_unpublishes_first(tmp_path: Path) -> None:
     storage = RecordingStorage(str(tmp_path / "t"))
     storage.deleted = []
     timeline = ActiveTimeline.load(storage, 1)
-    done = timeline.complete(timeline.transition_to_inflight(timeline.create_requested("1", "commit")), b"")
+    done = timeline.complete(timeline.transition_to_inflight(timeline.create_requested("1", "commit")), b"{}")
     timeline.create_requested("2", "commit")
     timeline.delete_instant_files(done)
     assert storage.deleted == ["1.commit", "1.inflight", "1.commit.requested"]
@@ -251,7 +265,7 @@ def test_delete_instant_files_unpublishes_first(tmp_path: Path) -> None:
 def test_delete_instant_files_of_completed_compaction(storage: Storage) -> None:
     timeline = ActiveTimeline.load(storage, 1)
     inflight = timeline.transition_to_inflight(timeline.create_requested("1", "compaction"))
-    done = timeline.complete(inflight, b"")
+    done = timeline.complete(inflight, b"{}")
     timeline.delete_instant_files(done)
     assert storage.list(".hoodie") == []
 

@@ -2,13 +2,19 @@
 
 Layout 1 is write-once: every state change creates the next state's file, never renames or
 rewrites one, so it works on object stores. An instant is complete iff its completed file exists.
+
+A completed file is never empty: it says what the instant published (which files a replacecommit
+replaced, which a clean deleted). An empty one is a torn write (a crash of a writer that did not
+publish atomically) and reading on without it would resurrect replaced file groups, so loading
+the timeline stops there with an error naming the file and the repair. Cleans are the exception:
+old Hudi writers left empty completed cleans behind, and a clean's metadata changes no read.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..errors import HoodieTimelineError
+from ..errors import HoodieCorruptedDataError, HoodieTimelineError
 from ..storage import FileInfo, Storage
 from . import avro_models
 from .commit_metadata import CommitMetadata
@@ -23,12 +29,31 @@ from .instant import (
     WRITE_ACTIONS,
     Instant,
     comparable_action,
+    new_instant_time,
     parse_instant_file_name,
 )
 
 META_FOLDER = ".hoodie"
 TIMELINE_FOLDER_V2 = ".hoodie/timeline"
 _STATE_RANK = {REQUESTED: 0, INFLIGHT: 1, COMPLETED: 2}
+
+
+def _repair(instant: Instant) -> str:
+    if instant.state != COMPLETED:
+        return "Restore the file, or delete it so that the next write rolls the pending instant back"
+    return (f"Restore the file from a backup, or delete it to un-publish instant {instant.timestamp}: the table then "
+            f"reads as before that {instant.action}, which is pending again (the next write rolls a failed write "
+            f"back; a clustering runs again with the next clustering)")
+
+
+def _check_not_torn(instant: Instant, info: FileInfo, folder: str) -> None:
+    if instant.state != COMPLETED or info.size > 0 or instant.action == CLEAN:
+        return
+    path = f"{folder}/{info.name}"
+    raise HoodieCorruptedDataError(
+        f"timeline file {path} of completed instant {instant.timestamp} ({instant.action}) is empty: a torn write. "
+        f"Without it pyhudi cannot tell what the instant published, so it reads nothing. {_repair(instant)}"
+    )
 
 
 class ActiveTimeline:
@@ -43,6 +68,7 @@ class ActiveTimeline:
         for info in files:
             instant = parse_instant_file_name(info.name)
             if instant is not None:
+                _check_not_torn(instant, info, self.folder)
                 self._mtimes[info.name] = info.mtime
                 self._put(instant)
         self._sorted: list[Instant] | None = None
@@ -109,6 +135,11 @@ class ActiveTimeline:
         done = self.completed_commits()
         return done[-1] if done else None
 
+    def new_instant_time(self, timezone: str) -> str:
+        """A time for a new instant of this table: after every instant on its timeline, whatever its state."""
+        newest = self.instants[-1].timestamp if self.instants else None
+        return new_instant_time(timezone, after=newest, table=self.storage.base_url)
+
     def find(self, timestamp: str) -> Instant | None:
         """The instant at `timestamp`: the write if one is there (a savepoint shares its commit's time),
         else the most advanced one."""
@@ -149,11 +180,18 @@ class ActiveTimeline:
             ) from None
 
     def read_commit_metadata(self, instant: Instant) -> CommitMetadata:
-        """JSON on layout 1, Avro on layout 2; empty files are empty metadata."""
+        """JSON on layout 1, Avro on layout 2; empty (requested, inflight) files are empty metadata.
+        Content that does not parse is a damaged file, named in the error."""
         data = self.read_bytes(instant)
-        if self.layout_version >= 2:
-            return CommitMetadata.from_bytes(data)
-        return CommitMetadata.from_json(data)
+        try:
+            if self.layout_version >= 2:
+                return CommitMetadata.from_bytes(data)
+            return CommitMetadata.from_json(data)
+        except (ValueError, KeyError, TypeError, EOFError) as exc:
+            raise HoodieCorruptedDataError(
+                f"timeline file {self.path_of(instant)} ({instant.action}, {instant.state}) does not parse as "
+                f"commit metadata: {exc}. {_repair(instant)}"
+            ) from exc
 
     def state_transition_time(self, instant: Instant) -> float | None:
         """Modification time (epoch s) of the instant's file: v6's only record of when it happened."""
@@ -201,9 +239,12 @@ class ActiveTimeline:
         return self._create(instant.with_state(INFLIGHT), content)
 
     def complete(self, instant: Instant, content: bytes) -> Instant:
-        """Publish the instant: from this file on, readers see what it wrote."""
+        """Publish the instant: from this file on, readers see what it wrote. Never empty (an empty completed
+        file reads as a torn write)."""
         self._require_writable()
         self._require_file(instant, INFLIGHT)
+        if not content:
+            raise HoodieTimelineError(f"instant {instant.timestamp} ({instant.action}) cannot complete with no metadata")
         return self._create(instant.with_state(COMPLETED), content)
 
     def delete_instant_files(self, instant: Instant) -> None:

@@ -7,6 +7,8 @@ import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from ..errors import HoodieTimelineError
+
 REQUESTED = "REQUESTED"
 INFLIGHT = "INFLIGHT"
 COMPLETED = "COMPLETED"
@@ -127,27 +129,45 @@ def parse_instant_time(timestamp: str) -> datetime:
     return base + timedelta(milliseconds=int(timestamp[14:17]))
 
 
-class InstantTimeGenerator:
-    """Issues strictly increasing instant times.
+# How far ahead of this machine's clock a timeline's newest instant may lie (clock skew between
+# writers) before it is taken for a stray or a wrong time zone rather than followed.
+MAX_CLOCK_LEAD = timedelta(days=1)
 
-    When the clock has not moved past the floor (the last time issued here, or `after`), the
-    next millisecond after the floor is used instead of waiting: a floor far in the future
-    (clock skew, a table written in another time zone) must not stall the writer.
+
+class InstantTimeGenerator:
+    """Issues strictly increasing instant times, per table.
+
+    When the clock has not moved past the floor (the last time issued here for the same table, or
+    `after`, the table's newest instant), the next millisecond after the floor is used instead of
+    waiting. A floor more than MAX_CLOCK_LEAD ahead is refused: following it would stamp every later
+    write of the table in that far future, and no time would ever again sort after it.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._last: str | None = None
+        self._last: dict[str, str] = {}
 
-    def next(self, tz: str = "LOCAL", after: str | None = None) -> str:
+    def next(self, tz: str = "LOCAL", after: str | None = None, table: str = "") -> str:
         with self._lock:
-            now = datetime.now(UTC) if tz.upper() == "UTC" else datetime.now()
+            now = datetime.now(UTC).replace(tzinfo=None) if tz.upper() == "UTC" else datetime.now()
+            _check_not_far_ahead(after, now, tz, table)
             candidate = format_instant_time(now)
-            for floor in (after, self._last):
+            for floor in (after, self._last.get(table)):
                 if floor is not None and candidate <= floor:
                     candidate = format_instant_time(parse_instant_time(_pad(floor)) + timedelta(milliseconds=1))
-            self._last = candidate
+            self._last[table] = candidate
             return candidate
+
+
+def _check_not_far_ahead(floor: str | None, now: datetime, tz: str, table: str) -> None:
+    if floor is None or parse_instant_time(_pad(floor)) <= now + MAX_CLOCK_LEAD:
+        return
+    raise HoodieTimelineError(
+        f"instant {floor} on the timeline of {table or 'the table'} lies more than {MAX_CLOCK_LEAD.days} day "
+        f"ahead of this machine's clock ({format_instant_time(now)}, hoodie.table.timeline.timezone={tz}); "
+        f"no new instant can sort after it. If it is a stray timeline file, remove it (with its requested and "
+        f"inflight files); otherwise fix the clock or the table's time zone"
+    )
 
 
 def _pad(timestamp: str) -> str:
@@ -160,6 +180,7 @@ def _pad(timestamp: str) -> str:
 _GENERATOR = InstantTimeGenerator()
 
 
-def new_instant_time(timezone: str = "LOCAL", after: str | None = None) -> str:
-    """A new 17-digit instant time, greater than `after` and than every one issued in this process."""
-    return _GENERATOR.next(timezone, after)
+def new_instant_time(timezone: str = "LOCAL", after: str | None = None, table: str = "") -> str:
+    """A new 17-digit instant time, greater than `after` and than every one issued in this process for
+    `table` (its base URL)."""
+    return _GENERATOR.next(timezone, after, table)

@@ -18,7 +18,7 @@ from ..table.file_names import parse_base_file_name
 from ..table.hoodie_table import HoodieTable
 from ..timeline import avro_models
 from ..timeline.active import ActiveTimeline
-from ..timeline.instant import INFLIGHT, Instant, new_instant_time
+from ..timeline.instant import INFLIGHT, Instant
 from .log_append import first_block_instant, logs_of_append_marker
 from .markers import WriteMarkers
 
@@ -121,7 +121,7 @@ def rollback_instant(table: HoodieTable, instant: Instant, keep_requested: bool 
     timeline = table.timeline
     started = time.monotonic()
     files = files_of_instant(table, instant)
-    rollback_time = new_instant_time(table.props.timeline_timezone, after=last_instant_time(timeline))
+    rollback_time = timeline.new_instant_time(table.props.timeline_timezone)
     requested = timeline.create_requested(
         rollback_time, "rollback", avro_models.serialize("HoodieRollbackPlan", _rollback_plan(instant, files))
     )
