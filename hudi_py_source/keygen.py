@@ -10,7 +10,7 @@ decimals as `BigDecimal.toString`). Everything runs on whole Arrow columns.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import pyarrow as pa
@@ -58,7 +58,7 @@ _AVRO_CLASSES = {
 _TYPE_OF_CLASS = {cls: kind for table in (KEYGEN_CLASSES, _AVRO_CLASSES) for kind, cls in table.items()}
 
 # J6 PartitionPathEncodeUtils.escapePathName; "%" goes first so escapes are not escaped again.
-_ESCAPED_CHARS = "%" + "".join(chr(c) for c in range(0x01, 0x20)) + "\"#'*/:=?\\\x7f{[]^"
+_ESCAPED_CHARS = "%" + "".join(chr(c) for c in range(0x00, 0x20)) + "\"#'*/:=?\\\x7f{[]^"
 
 Data = pa.Table | pa.RecordBatch
 
@@ -207,6 +207,8 @@ def record_keys(data: Data, fields: list[str]) -> pa.Array:
 
 class PartitionPart(Protocol):
     field: str
+    hive_style: bool
+    url_encode: bool
 
     def build(self, data: Data) -> pa.Array: ...
 
@@ -400,6 +402,36 @@ def to_millis(longs: pa.Array, unit: str) -> pa.Array:
     return pc.multiply(longs, _MILLIS_PER_UNIT[unit])
 
 
+# --- partition paths that stay inside the table ------------------------------------------------
+
+# What makes a partition path unsafe, as (regex valid in both RE2 and Python, why). Every rule looks at
+# one level, or at the first, so a joined path is unsafe exactly when one of its levels is.
+_UNSAFE_PATHS: tuple[tuple[str, str], ...] = (
+    (r"(^|/)\.\.(/|$)", 'a ".." level, which leads out of its folder and can leave the table\'s base path'),
+    (r"(^|/)\.(/|$)", 'a "." level, which the file system drops, so readers see another partition path'),
+    (r"(^|/)(/|$)", "an empty level (a leading, trailing or doubled /), which readers see as another "
+                    "partition path"),
+    (r"^\.hoodie(/|$)", 'the metadata folder ".hoodie" as its first level, where readers never look for data'),
+    (r"(^|/)\.hoodie_partition_metadata(\.parquet|\.orc)?(/|$)",
+     "a level named like the partition metadata file Hudi keeps in every partition folder"),
+    (r"[\x00-\x1f\x7f]", "a control character, which object stores and Hudi readers refuse in paths"),
+)
+_UNSAFE_PATH = "|".join(f"(?:{pattern})" for pattern, _ in _UNSAFE_PATHS)
+
+
+def _first_unsafe(paths: pa.Array) -> int | None:
+    """Row of the first unsafe partition path; the rules run on the distinct paths, a few per batch."""
+    distinct = pc.unique(paths)
+    unsafe = distinct.filter(pc.match_substring_regex(distinct, _UNSAFE_PATH))
+    if len(unsafe) == 0:
+        return None
+    return _first_true(pc.is_in(paths, value_set=unsafe))
+
+
+def _unsafe_reason(path: str) -> str | None:
+    return next((why for pattern, why in _UNSAFE_PATHS if re.search(pattern, path)), None)
+
+
 # --- key generators ------------------------------------------------------------------------------
 
 class KeyGenerator:
@@ -415,12 +447,45 @@ class KeyGenerator:
         return record_keys(data, self.record_key_fields)
 
     def partition_paths(self, data: Data) -> pa.Array:
+        """Every row's partition path; a path that would leave the table or read back as another
+        partition is refused here, before any writer turns it into a folder."""
         if not self._parts:
             return pc.fill_null(pa.nulls(data.num_rows, pa.string()), "")
-        paths = [part.build(data) for part in self._parts]
-        if len(paths) == 1:
-            return paths[0]
-        return pc.binary_join_element_wise(*paths, "/")
+        levels = [part.build(data) for part in self._parts]
+        paths = levels[0] if len(levels) == 1 else pc.binary_join_element_wise(*levels, "/")
+        bad = _first_unsafe(paths)
+        if bad is not None:
+            raise self._unsafe_path_error(data, bad, [level[bad].as_py() for level in levels])
+        return paths
+
+    def _unsafe_path_error(self, data: Data, row: int, levels: list[str]) -> HoodieKeyError:
+        """Names the record, the partition field whose level first makes the path unsafe, its value,
+        and the partitioning options that would make this record's path safe."""
+        index = next(i for i in range(len(levels)) if _unsafe_reason("/".join(levels[:i + 1])))
+        part = self._parts[index]
+        record = data.slice(row, 1)
+        key = self.record_keys(record)[0].as_py()
+        value = column(record, part.field, PARTITIONPATH_FIELD.key)[0].as_py()
+        return HoodieKeyError(
+            f'record "{key}": partition field "{part.field}" value {value!r} gives partition path '
+            f'{"/".join(levels)!r} with {_unsafe_reason("/".join(levels[:index + 1]))}; {self._remedy(record)}'
+        )
+
+    def _remedy(self, record: Data) -> str:
+        """The options (of those not already on) under which this record's partition path is safe."""
+        encode = f"{URL_ENCODE_PARTITIONING.key}=true"
+        hive = f"{HIVE_STYLE_PARTITIONING.key}=true"
+        fixes = [name for name, change in ((encode, {"url_encode": True}), (hive, {"hive_style": True}))
+                 if self._safe_with(record, change)]
+        if fixes:
+            return f"enable {' or '.join(fixes)}"
+        if self._safe_with(record, {"url_encode": True, "hive_style": True}):
+            return f"enable both {encode} and {hive}"
+        return "no partitioning option makes it safe; change the value or the field's name"
+
+    def _safe_with(self, record: Data, change: dict[str, bool]) -> bool:
+        levels = [replace(part, **change).build(record)[0].as_py() for part in self._parts]
+        return _unsafe_reason("/".join(levels)) is None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(keys={self.record_key_fields}, partitions={self.partition_fields})"
@@ -518,42 +583,41 @@ def key_generator(options: HoodieConfig) -> KeyGenerator:
 
 def partition_values(
     partition_path: str, partition_fields: list[str], hive_style: bool, url_encoded: bool
-) -> dict[str, str | None]:
+) -> dict[str, str | None] | None:
     """Partition field values from a partition path: the inverse of `partition_paths` for
-    Simple/Complex paths. A single field takes the whole path (a date format may contain `/`)."""
+    Simple/Complex paths. A single field takes the whole path (a date format may contain `/`).
+
+    None when the path does not give exactly one value per field, as when a value holds `/` in a
+    path of several non-hive levels (Hudi writes `x/y/z` for values `x/y` and `z`): Hudi's readers
+    then neither prune nor restore values from that path, and neither do ours."""
     if not partition_fields:
         return {}
     segments = partition_path.split("/")
     if hive_style:
-        raw = _hive_values(partition_path, segments, partition_fields)
-    elif len(segments) == len(partition_fields):
-        raw = segments
+        raw = _hive_values(segments, partition_fields)
     elif len(partition_fields) == 1:
         raw = [partition_path]
     else:
-        raise HoodieKeyError(
-            f"partition path {partition_path!r} has {len(segments)} levels but the table is partitioned "
-            f"by {len(partition_fields)} fields ({', '.join(partition_fields)})"
-        )
+        raw = segments if len(segments) == len(partition_fields) else None
+    if raw is None:
+        return None
     return {field: _decode(value, url_encoded) for field, value in zip(partition_fields, raw)}
 
 
-def _hive_values(path: str, segments: list[str], fields: list[str]) -> list[str]:
-    values: list[str] = []
-    for segment in segments:
-        nxt = len(values)
-        if nxt < len(fields) and segment.startswith(f"{fields[nxt]}="):
-            values.append(segment[len(fields[nxt]) + 1:])
-        elif values:
-            values[-1] += "/" + segment
-        else:
-            break
-    if len(values) != len(fields):
-        raise HoodieKeyError(
-            f"partition path {path!r} is not hive-style for partition fields {', '.join(fields)} "
-            f"(expected {'/'.join(f + '=...' for f in fields)})"
-        )
-    return values
+def _hive_values(segments: list[str], fields: list[str]) -> list[str] | None:
+    """Each field's value runs from the level `field=` up to the next field's level; None unless the
+    first level is the first field's and every later field names exactly one level, in order (a value
+    holding `/b=` where `b` is a later field leaves the split ambiguous)."""
+    if not segments[0].startswith(f"{fields[0]}="):
+        return None
+    starts = [0]
+    for field in fields[1:]:
+        found = [i for i, segment in enumerate(segments) if i and segment.startswith(f"{field}=")]
+        if len(found) != 1 or found[0] <= starts[-1]:
+            return None
+        starts.append(found[0])
+    ends = starts[1:] + [len(segments)]
+    return ["/".join(segments[start:end])[len(field) + 1:] for field, start, end in zip(fields, starts, ends)]
 
 
 def _decode(value: str, url_encoded: bool) -> str | None:

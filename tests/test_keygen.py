@@ -179,9 +179,9 @@ def test_url_encoding_escapes_hive_special_characters() -> None:
     gen = make({RK: "id", PP: "city", HIVE: "true", ENC: "true"})
     assert paths(gen, PARTS) == [
         "city=sf", "city=__HIVE_DEFAULT_PARTITION__", "city=__HIVE_DEFAULT_PARTITION__", "city=a%2Fb%3Ac%3Dd%25e"]
-    special = pa.table({"id": [1], "p": ["\x01\x1f\"#%'*/:=?\\\x7f{[]^ ~é|<>"]})
+    special = pa.table({"id": [1], "p": ["\x00\x01\x1f\"#%'*/:=?\\\x7f{[]^ ~é|<>"]})
     assert paths(make({RK: "id", PP: "p", ENC: "true"}), special) == [
-        "%01%1F%22%23%25%27%2A%2F%3A%3D%3F%5C%7F%7B%5B%5D%5E ~é|<>"]
+        "%00%01%1F%22%23%25%27%2A%2F%3A%3D%3F%5C%7F%7B%5B%5D%5E ~é|<>"]
 
 
 def test_complex_partition_paths_join_levels_and_read_nested_fields() -> None:
@@ -372,12 +372,19 @@ def test_partition_values_parse_paths_back() -> None:
     assert partition_values("2023/04/01/12", ["ts_str"], False, False) == {"ts_str": "2023/04/01/12"}
     assert partition_values("c=a%2Fb%3D", ["c"], True, True) == {"c": "a/b="}
     assert partition_values("", [], False, False) == {}
-    with pytest.raises(HoodieKeyError) as err:
-        partition_values("x/y/z", ["a", "b"], False, False)
-    assert str(err.value) == "partition path 'x/y/z' has 3 levels but the table is partitioned by 2 fields (a, b)"
-    with pytest.raises(HoodieKeyError) as err:
-        partition_values("b=1/a=2", ["a", "b"], True, False)
-    assert str(err.value) == "partition path 'b=1/a=2' is not hive-style for partition fields a, b (expected a=.../b=...)"
+    assert partition_values("a=x/a=y/b=z", ["a", "b"], True, False) == {"a": "x/a=y", "b": "z"}
+    assert partition_values("a=x/b=y/c=1/w/c=2", ["a", "b", "c"], True, False) is None
+
+
+@pytest.mark.parametrize("path, fields, hive", [
+    ("x/y/z", ["a", "b"], False),  # values x/y and z, or x and y/z: Hudi does not guess, nor do we
+    ("x", ["a", "b"], False),
+    ("b=1/a=2", ["a", "b"], True),  # not the table's hive layout
+    ("a=x/b=y/b=z", ["a", "b"], True),  # a value holding "/b=" leaves two splits
+    ("sf", ["city"], True),
+])
+def test_paths_without_one_value_per_field_give_none(path: str, fields: list[str], hive: bool) -> None:
+    assert partition_values(path, fields, hive, False) is None
 
 
 @settings(max_examples=200, deadline=None)
@@ -473,3 +480,17 @@ def test_million_row_keys_are_vectorized() -> None:
     print(f"1,000,000 rows: simple + complex keys, simple + timestamp paths in {elapsed:.2f}s")
     assert complex_keys[n - 1].as_py() == f"id:{n - 1},name:n"
     assert stamp[n - 1].as_py() == "2023/04/09/00"
+
+
+def test_the_first_unsafe_path_of_a_million_rows_names_its_record() -> None:
+    n = 1_000_000
+    cities = pa.array(["sf", "la", "ny", "a/b"] * (n // 4))
+    bad = pa.concat_arrays([cities.slice(0, 777_777), pa.array(["../x", "a//b"]), cities.slice(777_779)])
+    data = pa.table({"id": pa.array(range(n), pa.int64()), "city": bad})
+    with pytest.raises(HoodieKeyError) as err:
+        make({RK: "id", PP: "city"}).partition_paths(data)
+    assert str(err.value) == (
+        "record \"777777\": partition field \"city\" value '../x' gives partition path '../x' with a \"..\" level, "
+        "which leads out of its folder and can leave the table's base path; enable "
+        f"{ENC}=true or {HIVE}=true")
+    assert make({RK: "id", PP: "city", ENC: "true"}).partition_paths(data)[777_778].as_py() == "a%2F%2Fb"

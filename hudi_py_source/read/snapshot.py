@@ -22,13 +22,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..config import AS_OF_INSTANT, MERGE_MAX_MEMORY, QUERY_TYPE, SPILLABLE_MAP_PATH, HoodieConfig
-from ..errors import HoodieConfigError
+from ..errors import HoodieConfigError, HoodieKeyError
 from ..io.base_file import META_COLUMNS, read_base_file
 from ..io.conform import conform
 from ..keygen import partition_values
 from ..storage import Storage
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
+from ..table.properties import DROP_PARTITION_COLUMNS
 from .file_pruning import may_match, read_footer_facts
 from .merged_slice import (
     LogVisibility,
@@ -75,6 +76,7 @@ class ReadPlan:
     visibility: LogVisibility | None = None
     description: str = "snapshot"
     pinned_keys: list[str] | None = None
+    drop_partition_columns: bool = False
 
     @property
     def output_schema(self) -> pa.Schema:
@@ -112,12 +114,15 @@ def full_schema(data_schema: pa.Schema) -> pa.Schema:
 
 
 def _partition_matches(partition: str, plan_args: dict, predicates: list[Predicate], schema: pa.Schema) -> bool:
-    """Evaluate the partition-column predicates on the values the partition path encodes."""
+    """Evaluate the partition-column predicates on the values the partition path encodes; a path that
+    does not split into one value per field is kept (Hudi does not prune it either)."""
     fields = plan_args["partition_fields"]
     relevant = [p for p in predicates if p.columns() <= set(fields)]
     if not relevant or not plan_args["prunable"]:
         return True
     values = partition_values(partition, fields, plan_args["hive_style"], plan_args["url_encoded"])
+    if values is None:
+        return True
     try:
         row = pa.table({f: pa.array([values.get(f)], pa.string()).cast(schema.field(f).type) for f in fields
                         if schema.get_field_index(f) >= 0})
@@ -234,7 +239,8 @@ def plan_read(storage: Storage, options: dict | None = None, predicates: list[Pr
     slices = prune_slices(storage, slices, usable, schema, keys, merge_logs)
     plan = ReadPlan(storage, schema, args["partition_fields"], args["hive_style"], args["url_encoded"], usable,
                     _pack(storage, slices, merge_logs), considered,
-                    description=f"{query_type} query as of {as_of or 'the latest instant'}")
+                    description=f"{query_type} query as of {as_of or 'the latest instant'}",
+                    drop_partition_columns=table.props.drop_partition_columns)
     if merge_logs:
         plan.merge = merge_config(table.props, cfg.get(MERGE_MAX_MEMORY), cfg.get(SPILLABLE_MAP_PATH))
         plan.visibility = log_visibility(table.timeline, as_of)
@@ -265,9 +271,19 @@ def read_split(plan: ReadPlan, split: Split) -> list[pa.Table]:
 
 
 def _restore(plan: ReadPlan, partition: str) -> dict[str, str | None]:
-    if not plan.partition_fields:
-        return {}
-    return partition_values(partition, plan.partition_fields, plan.hive_style, plan.url_encoded)
+    """Partition values for files that lack their partition columns. A path that does not split into
+    one value per field gives none: harmless while the files hold the columns, an error when the table
+    drops them (the values would silently read as nulls)."""
+    values = partition_values(partition, plan.partition_fields, plan.hive_style, plan.url_encoded)
+    if values is not None:
+        return values
+    if plan.drop_partition_columns:
+        raise HoodieKeyError(
+            f"partition path {partition!r} does not split into one value per partition field "
+            f"({', '.join(plan.partition_fields)}), and the table drops its partition columns from its "
+            f"files ({DROP_PARTITION_COLUMNS}=true), so their values cannot be read"
+        )
+    return {}
 
 
 def _read_merged(plan: ReadPlan, spec: SliceSpec, expression: pc.Expression | None,
