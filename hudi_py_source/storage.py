@@ -202,6 +202,14 @@ class Storage:
         self._ensure_parent(path)
         return self.fs.open(path, "wb")
 
+    def open_output_stream(self, rel: str) -> Any:
+        """A pyarrow output stream for a file written in pieces (a parquet base file). Such files are not
+        published by their own appearance: a commit names them, so a partial one from a crash stays
+        invisible and is rolled back."""
+        path = self.full(rel)
+        self._ensure_parent(path)
+        return self.pyarrow_fs().open_output_stream(path)
+
     def size(self, rel: str) -> int:
         return int(self.fs.size(self.full(rel)))
 

@@ -43,8 +43,9 @@ def _batches(data: Data) -> tuple[pa.Schema, Iterable[pa.RecordBatch]]:
 class Table:
     """A Hudi table at a path (local, memory:// or s3://), written and read with Arrow."""
 
-    def __init__(self, path: str, storage_options: dict[str, Any] | None = None) -> None:
-        self.storage = Storage(path, storage_options)
+    def __init__(self, path: str | Storage, storage_options: dict[str, Any] | None = None) -> None:
+        """`path` is a local path or fsspec URL (with `storage_options`), or a Storage already built."""
+        self.storage = path if isinstance(path, Storage) else Storage(path, storage_options)
 
     def write(self, data: Data, options: dict[str, Any], mode: str = "append") -> str | None:
         """Write with Hudi's options; returns the completed instant, or None when mode=ignore skipped it."""

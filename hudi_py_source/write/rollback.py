@@ -131,6 +131,10 @@ def rollback_instant(table: HoodieTable, instant: Instant, keep_requested: bool 
 
 def _finish_rollback(table: HoodieTable, timeline: ActiveTimeline, inflight: Instant, instant: Instant,
                      files: list[str], started: float, keep_requested: bool = False) -> str:
+    """Un-publish first (a restore rolls back completed instants): a reader then sees the table without the
+    instant, never with part of its files gone. The plan lets a crashed rollback be finished from here."""
+    if instant.is_completed:
+        table.storage.delete(timeline.path_of(instant))
     deleted: dict[str, list[str]] = {}
     for path in files:
         table.storage.delete(path)
