@@ -27,3 +27,8 @@ class HoodieTimelineError(HoodieError):
 
 class HoodieCorruptedDataError(HoodieError):
     """A file of the table (timeline, base or log file) is damaged; the message names it and the repair."""
+
+
+class HoodieTableChangedError(HoodieTimelineError):
+    """The table changed under a read: a timeline file or data file it planned with was archived, cleaned or
+    rolled back meanwhile. Nothing is wrong with the table; running the query again sees its new state."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import HoodieCorruptedDataError, HoodieTimelineError
+from ..errors import HoodieCorruptedDataError, HoodieTableChangedError, HoodieTimelineError
 from ..storage import FileInfo, Storage
 from . import avro_models
 from .commit_metadata import CommitMetadata
@@ -174,9 +174,10 @@ class ActiveTimeline:
         try:
             return self.storage.read_bytes(self.path_of(instant))
         except FileNotFoundError:
-            raise HoodieTimelineError(
+            raise HoodieTableChangedError(
                 f"timeline file {self.path_of(instant)} of instant {instant.timestamp} "
-                f"({instant.action}, {instant.state}) does not exist"
+                f"({instant.action}, {instant.state}) does not exist: archived or rolled back after the timeline "
+                "was listed; run again to see the table as it is now"
             ) from None
 
     def read_commit_metadata(self, instant: Instant) -> CommitMetadata:
