@@ -333,7 +333,9 @@ def _integers(arr: pa.Array, logical: str | None, where: str) -> np.ndarray:
     elif pa.types.is_date64(t):
         return np.asarray(arr.cast(pa.int64()).to_numpy(zero_copy_only=False)) // 86_400_000
     elif pa.types.is_timestamp(t) or pa.types.is_time(t) or pa.types.is_duration(t):
-        raw = np.asarray(arr.cast(pa.int64()).to_numpy(zero_copy_only=False))
+        # time32 casts to its own width only
+        raw = np.asarray(arr.cast(pa.int32() if pa.types.is_time32(t) else pa.int64()).to_numpy(zero_copy_only=False),
+                         dtype=np.int64)
         target = _TIME_UNIT.get(logical or "")
         if target is None:
             return raw

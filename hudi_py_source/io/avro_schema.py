@@ -21,6 +21,7 @@ import pyarrow as pa
 from ..errors import HoodieSchemaError
 
 AvroType = Any
+Path = tuple[str, ...]  # a column's name, then the fields, "element", "key" or "value" leading into it
 
 META_FIELD_NAMES = (
     "_hoodie_commit_time",
@@ -31,6 +32,7 @@ META_FIELD_NAMES = (
 )
 
 _UTC = "UTC"
+_MAX_PRECISION = 38
 
 
 def record_name_and_namespace(table_name: str) -> tuple[str, str]:
@@ -54,16 +56,38 @@ def _child_namespace(namespace: str, name: str) -> str:
     return f"{namespace}.{name}" if namespace else name
 
 
-def _record(fields: list[pa.Field], name: str, namespace: str) -> dict[str, Any]:
+def _record(fields: list[pa.Field], name: str, namespace: str, path: Path) -> dict[str, Any]:
     inner = _child_namespace(namespace, name)
     out: dict[str, Any] = {"type": "record", "name": name}
     if namespace:
         out["namespace"] = namespace
     out["fields"] = [
-        {"name": f.name, "type": _nullable(_to_avro(f.type, f.name, inner)), "default": None}
+        {"name": f.name, "type": _nullable(_to_avro(f.type, f.name, inner, (*path, f.name))), "default": None}
         for f in fields
     ]
     return out
+
+
+def refusal(path: Path, dtype: pa.DataType, why: str, advice: str) -> HoodieSchemaError:
+    """The error for a column type a Hudi table cannot hold: the column, the type (and where it sits in a
+    nested column), why, and what to cast to."""
+    at = f" at {'.'.join(path)}" if len(path) > 1 else ""
+    return HoodieSchemaError(f"column {path[0]!r}: Arrow type {dtype}{at} cannot be stored in a Hudi table "
+                             f"({why}); {advice}")
+
+
+def _check_decimal(dtype: pa.DataType, path: Path) -> None:
+    """Spark's DecimalType, which Hudi's Avro decimals follow, holds 0 <= scale <= precision <= 38."""
+    precision, scale = dtype.precision, dtype.scale
+    if precision > _MAX_PRECISION:
+        raise refusal(path, dtype, f"Hudi decimals hold at most {_MAX_PRECISION} digits",
+                      f"cast it to decimal128({_MAX_PRECISION}, {min(scale, _MAX_PRECISION)}) or to string")
+    if scale < 0:
+        target = f"decimal128({precision - scale}, 0)" if precision - scale <= _MAX_PRECISION else "string"
+        raise refusal(path, dtype, "Avro decimals have no negative scale", f"cast it to {target}")
+    if scale > precision:
+        raise refusal(path, dtype, "Avro decimals have no scale above their precision",
+                      f"cast it to decimal128({scale}, {scale})")
 
 
 def _decimal(dtype: pa.DataType, name: str, namespace: str) -> dict[str, Any]:
@@ -98,6 +122,20 @@ _PRIMITIVES: tuple[tuple[Any, str], ...] = (
     ),
 )
 
+# Arrow types without an Avro type in Hudi's schemas: (matches, why, what to cast to).
+_NO_AVRO_TYPE: tuple[tuple[Any, str, str], ...] = (
+    (pa.types.is_uint64, "Avro has no unsigned 64-bit integer and its long stops at 2**63 - 1",
+     "cast it to int64 (values below 2**63) or to decimal128(20, 0)"),
+    (pa.types.is_duration, "Hudi's Avro schemas have no duration type",
+     "cast it to int64 (a count of its unit, e.g. microseconds)"),
+    (pa.types.is_interval, "Hudi's Avro schemas have no interval type",
+     "store its parts as separate integer columns"),
+    (pa.types.is_union, "Hudi columns hold one type; their Avro unions only add null",
+     "split it into one column per member type, or cast it to string"),
+    (pa.types.is_run_end_encoded, "pyarrow cannot cast run-end encoded arrays",
+     "decode it to its value type with pyarrow.compute.run_end_decode"),
+)
+
 
 def _logical(dtype: pa.DataType) -> dict[str, Any] | None:
     if pa.types.is_date(dtype):
@@ -113,10 +151,21 @@ def _logical(dtype: pa.DataType) -> dict[str, Any] | None:
     return None
 
 
-def _to_avro(dtype: pa.DataType, name: str, namespace: str) -> AvroType:
+def _unsupported(dtype: pa.DataType, path: Path) -> HoodieSchemaError:
+    for matches, why, advice in _NO_AVRO_TYPE:
+        if matches(dtype):
+            return refusal(path, dtype, why, advice)
+    if isinstance(dtype, pa.BaseExtensionType):
+        return refusal(path, dtype, "Hudi's Avro schemas know no Arrow extension types",
+                       f"cast it to its storage type {dtype.storage_type}")
+    return refusal(path, dtype, "it has no Avro equivalent in Hudi", "cast it to a type of README's Types table")
+
+
+def _to_avro(dtype: pa.DataType, name: str, namespace: str, path: Path) -> AvroType:
     if pa.types.is_dictionary(dtype):
-        return _to_avro(dtype.value_type, name, namespace)
+        return _to_avro(dtype.value_type, name, namespace, path)
     if pa.types.is_decimal(dtype):
+        _check_decimal(dtype, path)
         return _decimal(dtype, name, namespace)
     for matches, avro in _PRIMITIVES:
         if matches(dtype):
@@ -125,11 +174,11 @@ def _to_avro(dtype: pa.DataType, name: str, namespace: str) -> AvroType:
     if logical is not None:
         return logical
     if pa.types.is_struct(dtype):
-        return _record(list(dtype), name, namespace)
+        return _record(list(dtype), name, namespace, path)
     if pa.types.is_map(dtype):
-        if _to_avro(dtype.key_type, name, namespace) != "string":
-            raise HoodieSchemaError(f"column {name!r}: Avro maps need string keys, got {dtype.key_type}")
-        return {"type": "map", "values": _nullable(_to_avro(dtype.item_type, name, namespace))}
+        if _to_avro(dtype.key_type, name, namespace, (*path, "key")) != "string":
+            raise refusal(path, dtype, "Avro maps have string keys only", "cast its keys to string")
+        return {"type": "map", "values": _nullable(_to_avro(dtype.item_type, name, namespace, (*path, "value")))}
     if (
         pa.types.is_list(dtype)
         or pa.types.is_large_list(dtype)
@@ -137,13 +186,13 @@ def _to_avro(dtype: pa.DataType, name: str, namespace: str) -> AvroType:
         or pa.types.is_list_view(dtype)
         or pa.types.is_large_list_view(dtype)
     ):
-        return {"type": "array", "items": _nullable(_to_avro(dtype.value_type, name, namespace))}
-    raise HoodieSchemaError(f"column {name!r}: Arrow type {dtype} has no Avro equivalent in Hudi")
+        return {"type": "array", "items": _nullable(_to_avro(dtype.value_type, name, namespace, (*path, "element")))}
+    raise _unsupported(dtype, path)
 
 
 def arrow_to_avro(schema: pa.Schema, record_name: str, namespace: str) -> dict[str, Any]:
     """The Avro record Hudi's Spark writer would derive from this (data-only) schema."""
-    return _record(list(schema), record_name, namespace)
+    return _record(list(schema), record_name, namespace, ())
 
 
 def meta_fields_avro(avro: dict[str, Any]) -> dict[str, Any]:
@@ -311,3 +360,57 @@ def avro_to_arrow(avro: dict[str, Any] | str) -> pa.Schema:
         raise HoodieSchemaError(f"table schema must be an Avro record, got {str(parsed)[:200]!r}")
     struct = _AvroReader().record(parsed, parsed.get("name", "record"), parsed.get("namespace", ""))
     return pa.schema(list(struct))
+
+
+def stored_schema(schema: pa.Schema) -> pa.Schema:
+    """The columns a write of `schema` commits, typed as every reader reads them back: through Hudi's Avro
+    mapping and back (int8 -> int32, large_string -> string, a dictionary -> its values, ...), every field
+    nullable, then `_widened`. Types no Hudi table can hold are refused here, before anything is written, naming
+    the column."""
+    fields = []
+    for field in schema:
+        path = (field.name,)
+        _check_storable(field.type, path)
+        stored = _AvroReader().field_type(_to_avro(field.type, field.name, "", path), field.name, "")
+        fields.append(pa.field(field.name, _widened(stored)))
+    return pa.schema(fields)
+
+
+def _check_storable(dtype: pa.DataType, path: Path) -> None:
+    """Refuse what has an Avro form but no faithful column in a table: nulls, field-less structs, list views."""
+    if pa.types.is_null(dtype):
+        raise refusal(path, dtype, "Parquet files and Spark hold no column of nulls only",
+                      "cast it to the type its values will have, e.g. string")
+    if pa.types.is_list_view(dtype) or pa.types.is_large_list_view(dtype):
+        raise refusal(path, dtype, "pyarrow's cast from list views to lists drops values",
+                      f"rebuild it as list<{dtype.value_type}>, e.g. with pyarrow.array(values, pyarrow.list_(...))")
+    if pa.types.is_struct(dtype) and dtype.num_fields == 0:
+        raise refusal(path, dtype, "Parquet files hold no struct without fields", "drop it or give it a field")
+    if pa.types.is_dictionary(dtype):
+        _check_storable(dtype.value_type, path)
+    elif pa.types.is_struct(dtype):
+        for child in dtype:
+            _check_storable(child.type, (*path, child.name))
+    elif pa.types.is_map(dtype):
+        _check_storable(dtype.key_type, (*path, "key"))
+        _check_storable(dtype.item_type, (*path, "value"))
+    elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype) or pa.types.is_fixed_size_list(dtype):
+        _check_storable(dtype.value_type, (*path, "element"))
+
+
+def _widened(dtype: pa.DataType) -> pa.DataType:
+    """`dtype` (as read from Avro) with the two types pyhudi stores wider than Avro could, nested ones too:
+    naive timestamps as UTC instants (timestamp-micros, Spark's TimestampType in a UTC session), as hudi-rs cannot
+    read Avro's local-timestamp types; time32 as time64[us] (time-micros, Hudi's internal time type), as Spark's
+    Arrow conversion takes no time32."""
+    if pa.types.is_timestamp(dtype):
+        return pa.timestamp(dtype.unit, tz=_UTC)
+    if pa.types.is_time32(dtype):
+        return pa.time64("us")
+    if pa.types.is_struct(dtype):
+        return pa.struct([f.with_type(_widened(f.type)) for f in dtype])
+    if pa.types.is_map(dtype):
+        return pa.map_(dtype.key_field, dtype.item_field.with_type(_widened(dtype.item_type)))
+    if pa.types.is_list(dtype):
+        return pa.list_(dtype.value_field.with_type(_widened(dtype.value_type)))
+    return dtype

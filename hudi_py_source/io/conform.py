@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from ..errors import HoodieSchemaError
+
 
 def conform(data: pa.RecordBatch | pa.Table, schema: pa.Schema,
             restore: dict[str, str | None] | None = None) -> pa.Table:
@@ -20,10 +22,21 @@ def conform(data: pa.RecordBatch | pa.Table, schema: pa.Schema,
         idx = table.schema.get_field_index(field.name)
         if idx >= 0:
             column = table.column(idx)
-            columns.append(column if column.type.equals(field.type) else column.cast(field.type))
+            columns.append(column if column.type.equals(field.type) else _cast(column, field))
         elif field.name in restore:
             value = pa.scalar(restore[field.name], pa.string()).cast(field.type)
             columns.append(pa.repeat(value, table.num_rows))
         else:
             columns.append(pa.nulls(table.num_rows, field.type))
     return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _cast(column: pa.ChunkedArray, field: pa.Field) -> pa.ChunkedArray:
+    """A safe cast: values the target type cannot hold exactly (nanoseconds of a timestamp stored as micros, a
+    time of day in a date64) are refused naming the column, never truncated behind the user's back."""
+    try:
+        return column.cast(field.type)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise HoodieSchemaError(
+            f"column {field.name!r}: its {column.type} values do not convert exactly to the table's type "
+            f"{field.type} ({exc}); cast the column to {field.type} first to drop what does not fit") from None

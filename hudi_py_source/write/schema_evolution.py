@@ -10,11 +10,11 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ..errors import HoodieSchemaError
+from ..io.avro_schema import stored_schema
 from ..io.base_file import META_COLUMNS
 
+# Hudi's type promotions (Avro schema resolution): int -> long -> float -> double.
 _WIDENINGS: dict[pa.DataType, tuple[pa.DataType, ...]] = {
-    pa.int8(): (pa.int16(), pa.int32(), pa.int64(), pa.float32(), pa.float64()),
-    pa.int16(): (pa.int32(), pa.int64(), pa.float32(), pa.float64()),
     pa.int32(): (pa.int64(), pa.float32(), pa.float64()),
     pa.int64(): (pa.float32(), pa.float64()),
     pa.float32(): (pa.float64(),),
@@ -26,22 +26,16 @@ def strip_meta_columns(schema: pa.Schema) -> pa.Schema:
     return pa.schema([f for f in schema if f.name not in META_COLUMNS])
 
 
-def _storage_type(t: pa.DataType) -> pa.DataType:
-    """The type a column has once stored: Avro knows no 8/16-bit ints, so Hudi stores them as int."""
-    if pa.types.is_int8(t) or pa.types.is_int16(t):
-        return pa.int32()
-    if pa.types.is_timestamp(t):
-        return pa.timestamp("us", tz="UTC")
-    if pa.types.is_large_string(t):
-        return pa.string()
-    if pa.types.is_large_binary(t):
-        return pa.binary()
-    return t
+def _same_kind_of_time(table_type: pa.DataType, incoming: pa.DataType) -> bool:
+    """Timestamps of any zone or unit, times of any unit: Avro resolves their longs alike, and conforming the
+    data casts them exactly or refuses the values that would lose precision."""
+    return (pa.types.is_timestamp(table_type) and pa.types.is_timestamp(incoming)) or (
+        pa.types.is_time(table_type) and pa.types.is_time(incoming))
 
 
 def _compatible(table_type: pa.DataType, incoming: pa.DataType) -> bool:
-    table_type, incoming = _storage_type(table_type), _storage_type(incoming)
-    if table_type.equals(incoming):
+    """Whether stored values of `incoming` (a `stored_schema` type) can be read as the table's type."""
+    if table_type.equals(incoming) or _same_kind_of_time(table_type, incoming):
         return True
     if incoming in _WIDENINGS and any(table_type.equals(w) for w in _WIDENINGS[incoming]):
         return True
@@ -62,13 +56,14 @@ def _compatible(table_type: pa.DataType, incoming: pa.DataType) -> bool:
 def evolve_schema(table_schema: pa.Schema | None, incoming: pa.Schema, reconcile: bool) -> pa.Schema:
     """The schema the write commits: the table's, extended by new incoming columns.
 
-    Raises HoodieSchemaError naming the column when a column's type cannot be read as the
-    table's type, or a table column is missing and `reconcile` (hoodie.datasource.write.reconcile.schema)
-    is off.
+    Raises HoodieSchemaError naming the column when a column's type cannot be stored in a Hudi table
+    (see `stored_schema`) or read as the table's type, or a table column is missing and `reconcile`
+    (hoodie.datasource.write.reconcile.schema) is off.
     """
-    incoming = strip_meta_columns(incoming)
+    given = strip_meta_columns(incoming)
+    incoming = stored_schema(given)
     if table_schema is None:
-        return pa.schema([pa.field(f.name, _storage_type(f.type), True) for f in incoming])
+        return incoming
     by_name = {f.name: f for f in incoming}
     missing = [f.name for f in table_schema if f.name not in by_name]
     if missing and not reconcile:
@@ -80,12 +75,12 @@ def evolve_schema(table_schema: pa.Schema | None, incoming: pa.Schema, reconcile
     for field in table_schema:
         new = by_name.get(field.name)
         if new is not None and not _compatible(field.type, new.type):
+            stored = "" if new.type.equals(given.field(field.name).type) else f", stored as {new.type}"
             raise HoodieSchemaError(
-                f"column {field.name!r} has type {new.type} in the incoming data, which is incompatible "
-                f"with the table's type {field.type}"
+                f"column {field.name!r} has type {given.field(field.name).type} in the incoming data{stored}, "
+                f"which is incompatible with the table's type {field.type}"
             )
-    added = [pa.field(f.name, _storage_type(f.type), True) for f in incoming
-             if table_schema.get_field_index(f.name) < 0]
+    added = [f for f in incoming if table_schema.get_field_index(f.name) < 0]
     return pa.schema(list(table_schema) + added)
 
 
