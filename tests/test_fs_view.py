@@ -133,7 +133,7 @@ def test_uncommitted_files_are_ignored(tmp_path: Path) -> None:
     assert summary(view.latest_file_slices()) == before
     assert view.latest_file_slices("40") == []
     assert view.partitions() == ["10", "20", "30", "40"]
-    (base / ".hoodie" / f"{pending}.commit").write_bytes(b"")
+    (base / ".hoodie" / f"{pending}.commit").write_bytes(b"{}")
     assert len(view_of(Storage(str(base))).latest_file_slices()) == len(before) + 2
 
 

@@ -12,71 +12,28 @@ import multiprocessing
 from multiprocessing.synchronize import Event
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
+from versioned_writer import batch, options, states
 
 from hudi_py_source import Table
 
-KEYS = 30
 READS = 600
 MAX_COMMITS = 400
-OPTIONS = {
-    "hoodie.table.name": "t",
-    "hoodie.datasource.write.recordkey.field": "id",
-    "hoodie.datasource.write.partitionpath.field": "part",
-    "hoodie.datasource.write.precombine.field": "ts",
-    "hoodie.parquet.small.file.limit": "0",
-    "hoodie.cleaner.commits.retained": "1",
-    "hoodie.keep.min.commits": "2",
-    "hoodie.keep.max.commits": "3",
-    "hoodie.clustering.inline": "true",
-    "hoodie.clustering.inline.max.commits": "2",
-    "hoodie.compact.inline": "true",
-    "hoodie.compact.inline.max.delta.commits": "2",
-}
-
-
-def ids_of(version: int) -> list[int]:
-    """Version 0 writes every key; version v > 0 the third (v % 3) of them."""
-    return list(range(KEYS)) if version == 0 else [i for i in range(KEYS) if i % 3 == version % 3]
-
-
-def batch(version: int) -> pa.Table:
-    ids = ids_of(version)
-    return pa.table({
-        "id": [f"k{i:02d}" for i in ids],
-        "part": [f"p{i % 2}" for i in ids],
-        "ts": pa.array([version] * len(ids), pa.int64()),
-        "v": pa.array([version] * len(ids), pa.int64()),
-    })
-
-
-def states(last: int) -> dict[tuple[tuple[str, int], ...], int]:
-    """Every snapshot of versions 0..last, as sorted (id, version) pairs, to its version."""
-    current = {f"k{i:02d}": 0 for i in range(KEYS)}
-    out = {tuple(sorted(current.items())): 0}
-    for version in range(1, last + 1):
-        current.update({f"k{i:02d}": version for i in ids_of(version)})
-        out[tuple(sorted(current.items()))] = version
-    return out
 
 
 def write_until(path: str, table_type: str, started: Event, stop: Event) -> None:
     table = Table(path)
-    options = {**OPTIONS, "hoodie.datasource.write.table.type": table_type,
-               "hoodie.datasource.write.operation": "upsert"}
     started.set()
     for version in range(1, MAX_COMMITS + 1):
         if stop.is_set():
             return
-        table.write(batch(version), options)
+        table.write(batch(version), options(table_type, version))
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_a_reader_beside_a_writer_with_services_sees_only_whole_snapshots(tmp_path: Path, table_type: str) -> None:
     path = str(tmp_path / "t")
-    Table(path).write(batch(0), {**OPTIONS, "hoodie.datasource.write.table.type": table_type,
-                                 "hoodie.datasource.write.operation": "insert"})
+    Table(path).write(batch(0), options(table_type, 0))
     known = states(MAX_COMMITS)
     context = multiprocessing.get_context("spawn")
     started, stop = context.Event(), context.Event()

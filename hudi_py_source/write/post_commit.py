@@ -8,12 +8,13 @@ service that fails leaves the commit visible and is retried by the next write.
 
 from __future__ import annotations
 
-from ..config import ARCHIVE_AUTOMATIC, CALLBACK_ON, CLEAN_AUTOMATIC, HoodieConfig
+from ..config import ARCHIVE_AUTOMATIC, CALLBACK_ON, CLEAN_AUTOMATIC, CLUSTERING_INLINE, COMPACT_INLINE, HoodieConfig
 from ..services.archival import archive_inline, validate_archival_config
 from ..services.clean import clean_inline, cleaner_policy
-from ..services.clustering import cluster_inline
-from ..services.compaction import compact_inline
+from ..services.clustering import cluster_inline, pending_clusterings, run_clustering
+from ..services.compaction import compact_inline, run_compaction
 from ..storage import Storage
+from ..table.hoodie_table import HoodieTable
 from ..timeline.commit_metadata import CommitMetadata
 from .callback import create_callback, notify_commit
 
@@ -39,3 +40,22 @@ def run_post_commit(storage: Storage, cfg: HoodieConfig, instant_time: str, acti
         compact_inline(storage, cfg)
     cluster_inline(storage, cfg)
     notify_commit(storage, cfg, instant_time, action, metadata)
+
+
+def finish_interrupted_inline_services(storage: Storage, cfg: HoodieConfig) -> list[str]:
+    """Before a write with inline compaction or clustering: run what an earlier writer's inline services
+    left pending.
+
+    With a single writer, a compaction or clustering pending at this point was scheduled or started by
+    an inline run that then died. A pending clustering under Hudi's reject-updates strategy would refuse
+    every later update of its file groups; a pending compaction would have this write's logs start the
+    compaction's new slice, which readers that ignore pending compactions (hudi-rs) cannot see. The inline
+    service of this write would run them only after its commit, so they are finished now (an interrupted
+    attempt rolled back first, from its plan). Returns the instants completed."""
+    table = HoodieTable.load(storage)
+    done: list[str] = []
+    if cfg.get(COMPACT_INLINE) and table.timeline.pending_compactions():
+        done += run_compaction(storage, cfg.as_dict())
+    if cfg.get(CLUSTERING_INLINE) and pending_clusterings(table):
+        done += run_clustering(storage, cfg.as_dict())
+    return done
