@@ -20,7 +20,7 @@ from conftest import shared_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hudi_py_source.errors import HoodieSchemaError
+from hudi_py_source.errors import HoodieCorruptedDataError, HoodieSchemaError
 from hudi_py_source.io.avro_records import DELETE_RECORD_LIST_SCHEMA, encode_records
 from hudi_py_source.io.avro_schema import avro_to_arrow
 from hudi_py_source.io.log_blocks import (
@@ -471,6 +471,37 @@ def test_legacy_version_zero_is_reported() -> None:
     legacy = b"#HUDI#" + struct.pack(">qi", 20, 0) + b"x" * 16
     (block,) = list(iter_log_blocks(legacy))
     assert block.is_corrupt and block.corrupt_reason == "legacy log format version 0 is not supported"
+
+
+@pytest.mark.parametrize(("cut", "kept"), [
+    (26, {}),  # inside the header's entry count
+    (34, {}),  # INSTANT_TIME's key and length, not its value
+    (40, {HeaderKey.INSTANT_TIME: "4"}),  # inside SCHEMA's length
+    (-9, {HeaderKey.INSTANT_TIME: "4", HeaderKey.SCHEMA: json.dumps(RICH_SCHEMA)}),  # inside the content
+])
+def test_a_torn_block_keeps_the_header_entries_it_still_has(cut: int, kept: dict) -> None:
+    """A reader decides by the instant of a torn block whether it matters, so the entries before the tear stay."""
+    blocks = _sample_blocks()
+    head = b"".join(blocks[:3])
+    *_, torn = iter_log_blocks(head + blocks[3][:cut])
+    assert (torn.block_type, torn.offset, torn.header) == (BlockType.CORRUPT_BLOCK, len(head), kept)
+    assert torn.instant_time == kept.get(HeaderKey.INSTANT_TIME)
+
+
+def test_damage_without_magic_or_with_another_version_keeps_no_header() -> None:
+    a, b, *_ = _sample_blocks()
+    other_version = b[:14] + struct.pack(">i", 2) + b[18:-1]
+    found = list(iter_log_blocks(a + b"garbage" + other_version))
+    assert [(x.block_type.name, x.header) for x in found[1:]] == [("CORRUPT_BLOCK", {}), ("CORRUPT_BLOCK", {})]
+
+
+def test_a_log_file_that_cannot_be_read_is_named(tmp_path: Path) -> None:
+    path = "p/.f1-0_20240101000000000.log.1_0-0-0"
+    with pytest.raises(HoodieCorruptedDataError) as caught:
+        list(read_log_file(Storage(str(tmp_path)), path))
+    assert str(caught.value).startswith(f"log file {path} (of the file slice of instant 20240101000000000) cannot "
+                                        "be read: ")
+    assert isinstance(caught.value.__cause__, FileNotFoundError)
 
 
 _BLOCKS = _sample_blocks()

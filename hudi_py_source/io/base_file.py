@@ -14,6 +14,8 @@ it does for Java-written files.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,8 +24,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..errors import HoodieError, HoodieKeyError, HoodieSchemaError
+from ..errors import HoodieCorruptedDataError, HoodieError, HoodieKeyError, HoodieSchemaError
 from ..storage import Storage
+from ..table.file_names import parse_base_file_name
 from .bloom import DYNAMIC_V0, BloomFilter, DynamicBloomFilter, load_bloom_filter, new_bloom_filter
 
 META_COLUMNS = [
@@ -54,6 +57,9 @@ _CARRY_MIN_ROWS = 16384
 # sequence number and the record key one per row.
 _REPEATING_META = {COMMIT_TIME_COL: True, PARTITION_PATH_COL: True, FILE_NAME_COL: True, SEQNO_COL: False,
                    RECORD_KEY_COL: False}
+# What reading a damaged or vanished parquet file raises: Arrow's errors (ArrowInvalid for a bad footer or
+# page, ArrowIOError, ...) and the file system's.
+_UNREADABLE = (pa.ArrowException, OSError)
 
 
 def meta_schema_fields() -> list[pa.Field]:
@@ -383,13 +389,30 @@ def _text(meta: dict[bytes, bytes], key: str) -> str | None:
     return None if value is None else value.decode("utf-8")
 
 
+def base_file_error(rel_path: str, exc: BaseException) -> HoodieCorruptedDataError:
+    """The error for a base file that cannot be read: names it, the instant its name says wrote it, and how
+    to repair the table."""
+    parsed = parse_base_file_name(posixpath.basename(rel_path))
+    instant = parsed.instant_time if parsed is not None else "unknown"
+    return HoodieCorruptedDataError(
+        f"base file {rel_path} (written by instant {instant}) cannot be read: {exc}. Restore the file from a "
+        f"backup, or restore the table to a savepoint from before instant {instant}")
+
+
+@contextmanager
+def open_base_file(storage: Storage, rel_path: str) -> Iterator[pq.ParquetFile]:
+    """The base file as a parquet file; any failure to read its footer or data inside the block (a cut or
+    garbled file, a file gone) becomes `base_file_error`, with Arrow's error chained."""
+    try:
+        with storage.pyarrow_fs().open_input_file(storage.full(rel_path)) as source:
+            yield pq.ParquetFile(source)
+    except _UNREADABLE as exc:
+        raise base_file_error(rel_path, exc) from exc
+
+
 def read_footer(storage: Storage, rel_path: str) -> BaseFileFooter:
     """Footer facts of a base file, reading only the parquet footer."""
-    with storage.pyarrow_fs().open_input_file(storage.full(rel_path)) as source:
-        try:
-            parquet = pq.ParquetFile(source)
-        except (pa.ArrowInvalid, OSError) as e:
-            raise HoodieError(f"base file {rel_path} is not a readable parquet file: {e}") from e
+    with open_base_file(storage, rel_path) as parquet:
         meta = parquet.metadata.metadata or {}
         return BaseFileFooter(
             num_rows=parquet.metadata.num_rows,
@@ -405,9 +428,17 @@ def read_base_file(storage: Storage, rel_path: str, columns: list[str] | None = 
     """Rows of one base file, only `columns` of them when given. Columns the file lacks (added to the table
     after it was written) are left out for the caller to fill; partition folders (`a=1/`) never become
     columns, as base files hold every column themselves."""
-    with storage.pyarrow_fs().open_input_file(storage.full(rel_path)) as source:
-        parquet = pq.ParquetFile(source)
+    with open_base_file(storage, rel_path) as parquet:
         if columns is not None:
             present = set(parquet.schema_arrow.names)
             columns = [c for c in columns if c in present]
         return parquet.read(columns=columns)
+
+
+def read_base_batches(storage: Storage, rel_path: str, columns: list[str], batch_size: int) -> Iterator[pa.Table]:
+    """`read_base_file` in pieces of `batch_size` rows, so a merge holds one piece of a large file at a time."""
+    with open_base_file(storage, rel_path) as parquet:
+        present = set(parquet.schema_arrow.names)
+        wanted = [c for c in columns if c in present]
+        for batch in parquet.iter_batches(batch_size=batch_size, columns=wanted):
+            yield pa.Table.from_batches([batch])

@@ -68,8 +68,9 @@ class CommandType(IntEnum):
 class LogBlock:
     """One block of a log file. `offset`/`size` locate it (magic included) in the file.
 
-    CORRUPT blocks cover a damaged byte range; their `content` is that range and
-    `corrupt_reason` says what was wrong.
+    CORRUPT blocks cover a damaged byte range; their `content` is that range, `corrupt_reason`
+    says what was wrong and `header` holds the entries still readable before the damage (a torn
+    block usually keeps its INSTANT_TIME, which tells a reader whether the damage matters).
     """
 
     block_type: BlockType

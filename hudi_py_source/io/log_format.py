@@ -1,19 +1,25 @@
 """Reading and writing Hudi log files: a plain concatenation of blocks (FORMAT.md section 5).
 
-Reading never fails on damage: a byte range that does not frame as a valid block (bad magic,
+Parsing never fails on damage: a byte range that does not frame as a valid block (bad magic,
 size running past the end, trailing length that disagrees, garbage between blocks, a cut
 file) comes back as a CORRUPT block and the scan resumes at the next `#HUDI#`, so blocks after
-the damage survive. Writing creates whole new files: object stores cannot append.
+the damage survive. A CORRUPT block keeps whatever header entries could still be read (a torn
+block usually still names its INSTANT_TIME): whether the damage matters depends on which write
+made it, and that is for the reader of the slice to judge (`read.merged_slice`). Writing
+creates whole new files: object stores cannot append.
 """
 
 from __future__ import annotations
 
 import logging
+import posixpath
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..errors import HoodieCorruptedDataError
 from ..storage import Storage
+from ..table.file_names import parse_log_file_name
 from .log_blocks import LOG_FORMAT_VERSION, MAGIC, BlockType, HeaderKey, LogBlock
 
 log = logging.getLogger(__name__)
@@ -26,14 +32,16 @@ class _Malformed(Exception):
     """A byte range that does not frame as a block; the message says why."""
 
 
-def _read_map(data: bytes, pos: int, limit: int, keys: type[HeaderKey] | None) -> tuple[dict, int]:
+def _map_entries(data: bytes, pos: int, limit: int,
+                 keys: type[HeaderKey] | None) -> Iterator[tuple[HeaderKey | int, str, int]]:
+    """(key, value, position after the entry) of a metadata map at `pos`, ending at `limit`; _Malformed at
+    the first entry that does not fit."""
     if pos + 4 > limit:
         raise _Malformed("metadata map runs past the block end")
     (count,) = struct.unpack_from(">i", data, pos)
     pos += 4
-    if count < 0 or count * 8 > limit - pos:
+    if count < 0:
         raise _Malformed(f"metadata map has an impossible entry count {count}")
-    entries: dict = {}
     for _ in range(count):
         if pos + 8 > limit:
             raise _Malformed("metadata map runs past the block end")
@@ -42,11 +50,38 @@ def _read_map(data: bytes, pos: int, limit: int, keys: type[HeaderKey] | None) -
         if length < 0 or pos + length > limit:
             raise _Malformed(f"metadata entry {key} has an impossible length {length}")
         try:
-            entries[keys(key) if keys else key] = data[pos:pos + length].decode("utf-8")
+            name = keys(key) if keys else key
+            value = data[pos:pos + length].decode("utf-8")
         except (ValueError, UnicodeDecodeError):
             raise _Malformed(f"metadata entry with key {key} is not valid") from None
         pos += length
-    return entries, pos
+        yield name, value, pos
+
+
+def _read_map(data: bytes, pos: int, limit: int, keys: type[HeaderKey] | None) -> tuple[dict, int]:
+    """A whole metadata map and the position after it; _Malformed unless every entry fits."""
+    if pos + 4 <= limit:
+        (count,) = struct.unpack_from(">i", data, pos)
+        if count * 8 > limit - pos - 4:
+            raise _Malformed(f"metadata map has an impossible entry count {count}")
+    found = list(_map_entries(data, pos, limit, keys))
+    return {key: value for key, value, _ in found}, (found[-1][2] if found else pos + 4)
+
+
+def _salvaged_header(data: bytes, start: int, end: int) -> dict[HeaderKey, str]:
+    """The header entries of a damaged block at `start` that can still be read before `end` (its next
+    `#HUDI#` or the end of the file); none unless the block starts with the magic and the current version."""
+    entries: dict[HeaderKey, str] = {}
+    if not data.startswith(MAGIC, start) or start + 22 > end:
+        return entries
+    if struct.unpack_from(">i", data, start + 14)[0] != LOG_FORMAT_VERSION:
+        return entries
+    try:
+        for key, value, _ in _map_entries(data, start + 22, end, HeaderKey):
+            entries[key] = value
+    except _Malformed:
+        pass
+    return entries
 
 
 def _parse_block(data: bytes, start: int) -> LogBlock:
@@ -89,11 +124,13 @@ def _parse_block(data: bytes, start: int) -> LogBlock:
 
 
 def _corrupt(data: bytes, start: int, end: int, reason: str) -> LogBlock:
-    return LogBlock(BlockType.CORRUPT_BLOCK, {}, {}, data[start:end], start, end - start, reason)
+    return LogBlock(BlockType.CORRUPT_BLOCK, _salvaged_header(data, start, end), {}, data[start:end], start,
+                    end - start, reason)
 
 
 def iter_log_blocks(data: bytes, path: str = "<bytes>") -> Iterator[LogBlock]:
-    """Blocks of a log file's bytes in file order, damaged ranges as CORRUPT blocks."""
+    """Blocks of a log file's bytes in file order, damaged ranges as CORRUPT blocks (logged at debug level
+    only: the caller knows whether the damage matters)."""
     pos, total = 0, len(data)
     while pos < total:
         if data.startswith(MAGIC, pos):
@@ -109,14 +146,24 @@ def iter_log_blocks(data: bytes, path: str = "<bytes>") -> Iterator[LogBlock]:
             reason = "bytes without #HUDI# magic"
         following = data.find(MAGIC, pos + 1)
         end = total if following < 0 else following
-        log.warning("corrupt log block in %s at bytes %d-%d: %s", path, pos, end, reason)
+        log.debug("corrupt log block in %s at bytes %d-%d: %s", path, pos, end, reason)
         yield _corrupt(data, pos, end, reason)
         pos = end
 
 
 def read_log_file(storage: Storage, rel_path: str) -> Iterator[LogBlock]:
-    """Blocks of the log file at `rel_path` (relative to the table base path)."""
-    yield from iter_log_blocks(storage.read_bytes(rel_path), rel_path)
+    """Blocks of the log file at `rel_path` (relative to the table base path); a file that cannot be read at
+    all is a HoodieCorruptedDataError naming it and the slice's instant from its name."""
+    try:
+        data = storage.read_bytes(rel_path)
+    except OSError as exc:
+        parsed = parse_log_file_name(posixpath.basename(rel_path))
+        instant = parsed.base_instant if parsed is not None else "unknown"
+        raise HoodieCorruptedDataError(
+            f"log file {rel_path} (of the file slice of instant {instant}) cannot be read: {exc}. Restore the "
+            "file from a backup, or restore the table to a savepoint from before the write that made it"
+        ) from exc
+    yield from iter_log_blocks(data, rel_path)
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,22 @@
 """Reading one merge-on-read file slice as Hudi's snapshot query does: base rows merged with log records.
 
-Which log blocks count (FORMAT.md §5): log files in slice order, blocks in file order. Corrupt blocks are
-ignored. A data or delete block counts when its INSTANT_TIME is a completed write instant of the timeline (or
-older than the active timeline: archived) and not after the query's as-of instant. A ROLLBACK command block
-(not after the as-of instant) drops every *earlier* block whose INSTANT_TIME is its TARGET_INSTANT_TIME. Blocks
-after the as-of instant are skipped, not a reason to stop: Java Hudi 0.14 stops scanning there, which would
-also hide later-ordered blocks of earlier instants written by concurrent writers.
+Which log blocks count (FORMAT.md §5): log files in slice order, blocks in file order. A data or delete block
+counts when its INSTANT_TIME is a completed write instant of the timeline (or older than the active timeline:
+archived) and not after the query's as-of instant. A ROLLBACK command block (not after the as-of instant) drops
+every *earlier* block whose INSTANT_TIME is its TARGET_INSTANT_TIME. Blocks after the as-of instant are skipped,
+not a reason to stop: Java Hudi 0.14 stops scanning there, which would also hide later-ordered blocks of earlier
+instants written by concurrent writers.
+
+Damaged blocks (a range of a log file that does not frame as a block, or a counted block whose content does not
+decode): Hudi skips them all. That is right for the torn last block of a write that never committed, and is
+what happens here when the block's own header still names an instant the query does not read (pending, rolled
+back, absent, after the as-of instant). But a damaged block of a completed commit holds committed records, and
+skipping it would silently return older values: that is a `HoodieCorruptedDataError` naming the file, the
+block's ordinal and byte offset and the instant, unless hoodie.pyhudi.read.skip.corrupt.log.blocks asks to read
+past it (with a warning). A block whose header is unreadable is judged by the intact data and delete blocks of
+its file (a v6 log may hold blocks of several delta commits): when any of them is a completed commit's, or when
+the file has none, a completed commit may have written the damaged block, and it is an error too; only when all
+of them are writes that never completed is it skipped.
 
 How records combine, per record key (J6 HoodieMergedLogRecordScanner, the payloads' combineAndGetUpdateValue):
 
@@ -38,16 +49,19 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from ..errors import HoodieConfigError, HoodieError
+from ..config import SKIP_CORRUPT_LOG_BLOCKS
+from ..errors import HoodieConfigError, HoodieCorruptedDataError, HoodieError
 from ..io.avro_schema import avro_to_arrow
+from ..io.base_file import read_base_batches
 from ..io.conform import conform
 from ..io.log_blocks import BlockType, LogBlock, decode_command_block, decode_data_block, decode_delete_block
 from ..io.log_format import read_log_file
@@ -76,15 +90,22 @@ _DELETE = "_pyhudi_log_delete"
 _ORDER = "_pyhudi_log_ordering"
 _BASE_BATCH_ROWS = 65536
 _DATA_BLOCKS = (BlockType.AVRO_DATA_BLOCK, BlockType.PARQUET_DATA_BLOCK)
+_INSTANT = re.compile(r"[0-9]+")
+# What decoding a block whose bytes were damaged can raise (Arrow's errors include ArrowIOError, an OSError).
+_UNDECODABLE = (HoodieError, ValueError, LookupError, struct.error, OSError, pa.ArrowException)
 
 
 @dataclass(frozen=True)
 class LogVisibility:
-    """Which block instants a query sees: picklable, so a task decides without the timeline."""
+    """Which block instants a query sees, and which a completed commit wrote at all (`written`, whatever the
+    as-of instant: whether a damaged block holds committed records): picklable, so a task decides without the
+    timeline. `skip_corrupt` is hoodie.pyhudi.read.skip.corrupt.log.blocks."""
 
     completed: frozenset[str]
     as_of: str | None
     timeline_start: str | None
+    written: frozenset[str]
+    skip_corrupt: bool = False
 
     def in_range(self, instant: str) -> bool:
         return self.as_of is None or instant <= self.as_of
@@ -93,7 +114,14 @@ class LogVisibility:
         """Completed write instant (or archived, i.e. older than the active timeline), up to as-of."""
         if instant is None or not self.in_range(instant):
             return False
-        return instant in self.completed or (self.timeline_start is not None and instant < self.timeline_start)
+        return instant in self.completed or self.archived(instant)
+
+    def archived(self, instant: str) -> bool:
+        return self.timeline_start is not None and instant < self.timeline_start
+
+    def committed(self, instant: str) -> bool:
+        """A completed commit wrote this instant's blocks (on the active timeline or archived)."""
+        return instant in self.written or self.archived(instant)
 
 
 @dataclass(frozen=True)
@@ -129,12 +157,12 @@ class MergeStats:
     inserted: int = 0
 
 
-def log_visibility(timeline: ActiveTimeline, as_of: str | None) -> LogVisibility:
+def log_visibility(timeline: ActiveTimeline, as_of: str | None, skip_corrupt: bool = False) -> LogVisibility:
     done = [i.timestamp for i in timeline.completed_commits()]
     last = done[-1] if done else None
     pinned = min(as_of, last) if (as_of is not None and last is not None) else (as_of or last)
     completed = frozenset(t for t in done if pinned is None or t <= pinned)
-    return LogVisibility(completed, pinned, timeline.timeline_start())
+    return LogVisibility(completed, pinned, timeline.timeline_start(), frozenset(done), skip_corrupt)
 
 
 def merge_config(props: TableProperties, max_memory_bytes: int, spill_dir: str) -> MergeConfig:
@@ -163,30 +191,109 @@ def merge_config(props: TableProperties, max_memory_bytes: int, spill_dir: str) 
 # Which blocks count
 
 
+@dataclass(frozen=True)
+class DamagedBlock:
+    """A range of a log file that does not frame as a block: where it is, why, and the instant its header
+    still names (None when the header is unreadable too)."""
+
+    path: str
+    ordinal: int
+    offset: int
+    size: int
+    reason: str
+    instant: str | None
+
+    def where(self) -> str:
+        return (f"log file {self.path}: block {self.ordinal} at byte offset {self.offset} ({self.size} bytes) is "
+                f"damaged ({self.reason})")
+
+
+def _repair_advice(before: str) -> str:
+    return (f"Restore the file from a backup, restore the table to a savepoint from before {before}, or set "
+            f"{SKIP_CORRUPT_LOG_BLOCKS.key}=true to read past the block without its records")
+
+
+@dataclass
+class _SliceScan:
+    """The first pass over a slice's logs: the blocks to apply (file index, offset, instant), the damaged
+    blocks no rollback dropped, and the instants of each file's intact data and delete blocks."""
+
+    visibility: LogVisibility
+    kept: list[tuple[int, int, str]] = field(default_factory=list)
+    damaged: list[DamagedBlock] = field(default_factory=list)
+    writers: dict[str, set[str]] = field(default_factory=dict)
+
+    def add(self, index: int, path: str, ordinal: int, block: LogBlock) -> None:
+        instant = block.instant_time
+        if block.is_corrupt:
+            named = instant if instant is not None and _INSTANT.fullmatch(instant) else None
+            self.damaged.append(DamagedBlock(path, ordinal, block.offset, block.size,
+                                             block.corrupt_reason or "", named))
+        elif block.block_type == BlockType.COMMAND_BLOCK:
+            try:
+                _, target = decode_command_block(block)
+            except HoodieError as exc:
+                raise HoodieError(f"log file {path}: {exc}") from exc
+            if instant is not None and self.visibility.in_range(instant):
+                self.kept = [k for k in self.kept if k[2] != target]
+                self.damaged = [d for d in self.damaged if d.instant != target]
+        elif block.block_type in (*_DATA_BLOCKS, BlockType.DELETE_BLOCK):
+            if instant is not None:
+                self.writers.setdefault(path, set()).add(instant)
+            if self.visibility.admits(instant):
+                self.kept.append((index, block.offset, instant or ""))
+        elif block.block_type == BlockType.HFILE_DATA_BLOCK:
+            raise HoodieError(f"log file {path}: HFILE data blocks (metadata table) cannot be read")
+
+
 def counted_blocks(storage: Storage, log_paths: tuple[str, ...], visibility: LogVisibility) -> list[tuple[int, int]]:
-    """(log file index, block offset) of the data and delete blocks to apply, in scan order."""
-    kept: list[tuple[int, int, str]] = []
+    """(log file index, block offset) of the data and delete blocks to apply, in scan order; a damaged block a
+    completed commit may have written raises (see the module docstring)."""
+    scan = _SliceScan(visibility)
     for index, path in enumerate(log_paths):
-        for block in read_log_file(storage, path):
-            if block.is_corrupt:
-                continue
-            instant = block.instant_time
-            if block.block_type == BlockType.COMMAND_BLOCK:
-                try:
-                    _, target = decode_command_block(block)
-                except HoodieError as exc:
-                    raise HoodieError(f"log file {path}: {exc}") from exc
-                if instant is not None and visibility.in_range(instant):
-                    kept = [k for k in kept if k[2] != target]
-            elif block.block_type in (*_DATA_BLOCKS, BlockType.DELETE_BLOCK) and visibility.admits(instant):
-                kept.append((index, block.offset, instant or ""))
-            elif block.block_type == BlockType.HFILE_DATA_BLOCK:
-                raise HoodieError(f"log file {path}: HFILE data blocks (metadata table) cannot be read")
-    return [(index, offset) for index, offset, _ in kept]
+        for ordinal, block in enumerate(read_log_file(storage, path), 1):
+            scan.add(index, path, ordinal, block)
+    for damage in scan.damaged:
+        _judge(damage, scan.writers.get(damage.path, set()), visibility)
+    return [(index, offset) for index, offset, _ in scan.kept]
 
 
-def _blocks(storage: Storage, log_paths: tuple[str, ...], visibility: LogVisibility) -> Iterator[tuple[str, LogBlock]]:
-    wanted = counted_blocks(storage, log_paths, visibility)
+def _verdict(damage: DamagedBlock, writers: set[str], visibility: LogVisibility) -> tuple[str, str] | None:
+    """Why a completed commit may have written the damaged block, and the instant to restore to before; None
+    when only writes the query does not read can have."""
+    if damage.instant is not None:
+        if not visibility.admits(damage.instant):
+            return None
+        return f"belongs to completed instant {damage.instant}", f"instant {damage.instant}"
+    committed = sorted(w for w in writers if visibility.committed(w))
+    if committed:
+        return (f"has an unreadable header in a file that completed instant {', '.join(committed)} wrote",
+                f"instant {committed[0]}")
+    if writers:
+        return None
+    return ("has an unreadable header and no intact block of the file says which write made it, so a completed "
+            "commit may have", "the write that made it")
+
+
+def _judge(damage: DamagedBlock, writers: set[str], visibility: LogVisibility) -> None:
+    """Skip a torn block of a write the query does not read; fail on one a completed commit may have written,
+    unless the skip option says to read past it."""
+    verdict = _verdict(damage, writers, visibility)
+    if verdict is None:
+        log.info("%s; no completed commit the query reads wrote it, so it is skipped", damage.where())
+        return
+    why, before = verdict
+    if visibility.skip_corrupt:
+        log.warning("%s and %s; reading past it without its records, as %s=true asks", damage.where(), why,
+                    SKIP_CORRUPT_LOG_BLOCKS.key)
+        return
+    raise HoodieCorruptedDataError(f"{damage.where()} and {why}: reading on would silently drop committed records. "
+                                   f"{_repair_advice(before)}")
+
+
+def _blocks(storage: Storage, log_paths: tuple[str, ...],
+            wanted: list[tuple[int, int]]) -> Iterator[tuple[str, LogBlock]]:
+    """The `counted_blocks` themselves, read again file by file."""
     for index, path in enumerate(log_paths):
         offsets = {offset for i, offset in wanted if i == index}
         if offsets:
@@ -370,8 +477,11 @@ def _visible(rows: pa.Table) -> pa.Table:
 # Reading a slice
 
 
-def _decoded(path: str, block: LogBlock, schemas: dict[str, pa.Schema], fields: set[str]) -> pa.Table:
-    """A block's rows, decoding only `fields` (the columns of the read)."""
+def _decoded(path: str, block: LogBlock, schemas: dict[str, pa.Schema], fields: set[str],
+             visibility: LogVisibility) -> pa.Table | None:
+    """A counted block's rows, decoding only `fields` (the columns of the read). A block of a completed commit
+    that frames but does not decode is damaged: an error, or None (dropped, with a warning) under the skip
+    option."""
     try:
         if block.block_type == BlockType.DELETE_BLOCK:
             return decode_delete_block(block)
@@ -379,18 +489,19 @@ def _decoded(path: str, block: LogBlock, schemas: dict[str, pa.Schema], fields: 
         if block.block_type == BlockType.AVRO_DATA_BLOCK and text not in schemas:
             schemas[text] = avro_to_arrow(json.loads(text))
         return decode_data_block(block, schemas.get(text), fields)
-    except (HoodieError, ValueError) as exc:
-        raise HoodieError(f"log file {path}: {exc}") from exc
+    except _UNDECODABLE as exc:
+        where = (f"log file {path}: block at byte offset {block.offset} ({block.size} bytes) of completed instant "
+                 f"{block.instant_time} cannot be decoded ({exc})")
+        if not visibility.skip_corrupt:
+            raise HoodieCorruptedDataError(f"{where}: reading on would silently drop committed records. "
+                                           f"{_repair_advice(f'instant {block.instant_time}')}") from exc
+        log.warning("%s; reading past it without its records, as %s=true asks", where, SKIP_CORRUPT_LOG_BLOCKS.key)
+        return None
 
 
 def _base_batches(storage: Storage, path: str, schema: pa.Schema) -> Iterator[pa.Table]:
     """The base file's rows in batches, of the columns in `schema` that the file has."""
-    with storage.pyarrow_fs().open_input_file(storage.full(path)) as source:
-        parquet = pq.ParquetFile(source)
-        present = set(parquet.schema_arrow.names)
-        columns = [c for c in schema.names if c in present]
-        for batch in parquet.iter_batches(batch_size=_BASE_BATCH_ROWS, columns=columns):
-            yield pa.Table.from_batches([batch])
+    return read_base_batches(storage, path, schema.names, _BASE_BATCH_ROWS)
 
 
 def merge_schema(schema: pa.Schema, wanted: list[str], config: MergeConfig) -> pa.Schema:
@@ -427,8 +538,10 @@ def merged_slice_parts(storage: Storage, spec: SliceSpec, schema: pa.Schema, con
     records = LogRecords(schema, config)
     try:
         schemas: dict[str, pa.Schema] = {}
-        for path, block in _blocks(storage, spec.log_paths, visibility):
-            decoded = _decoded(path, block, schemas, set(schema.names))
+        for path, block in _blocks(storage, spec.log_paths, counted_blocks(storage, spec.log_paths, visibility)):
+            decoded = _decoded(path, block, schemas, set(schema.names), visibility)
+            if decoded is None:
+                continue
             stats.log_blocks += 1
             stats.log_records += decoded.num_rows
             if block.block_type == BlockType.DELETE_BLOCK:
@@ -478,12 +591,17 @@ def _merge_base(records: LogRecords, base: pa.Table, config: MergeConfig, stats:
 
 def _append_only(storage: Storage, spec: SliceSpec, schema: pa.Schema, visibility: LogVisibility,
                  restore: dict[str, str | None], stats: MergeStats) -> Iterator[tuple[pa.Table, bool]]:
+    """Base rows, then every counted log record; the logs are judged first, so a damaged one fails the read
+    before any row comes."""
+    wanted = counted_blocks(storage, spec.log_paths, visibility)
     if spec.base_path is not None:
         for batch in _base_batches(storage, spec.base_path, schema):
             yield conform(batch, schema, restore), True
     schemas: dict[str, pa.Schema] = {}
-    for path, block in _blocks(storage, spec.log_paths, visibility):
-        decoded = _decoded(path, block, schemas, set(schema.names))
+    for path, block in _blocks(storage, spec.log_paths, wanted):
+        decoded = _decoded(path, block, schemas, set(schema.names), visibility)
+        if decoded is None:
+            continue
         stats.log_blocks += 1
         stats.log_records += decoded.num_rows
         if block.block_type != BlockType.DELETE_BLOCK:

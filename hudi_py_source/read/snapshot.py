@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..config import AS_OF_INSTANT, MERGE_MAX_MEMORY, QUERY_TYPE, SPILLABLE_MAP_PATH, HoodieConfig
+from ..config import (
+    AS_OF_INSTANT,
+    MERGE_MAX_MEMORY,
+    QUERY_TYPE,
+    SKIP_CORRUPT_LOG_BLOCKS,
+    SPILLABLE_MAP_PATH,
+    HoodieConfig,
+)
 from ..errors import HoodieConfigError, HoodieKeyError
 from ..io.base_file import META_COLUMNS, read_base_file
 from ..io.conform import conform
@@ -243,7 +250,7 @@ def plan_read(storage: Storage, options: dict | None = None, predicates: list[Pr
                     drop_partition_columns=table.props.drop_partition_columns)
     if merge_logs:
         plan.merge = merge_config(table.props, cfg.get(MERGE_MAX_MEMORY), cfg.get(SPILLABLE_MAP_PATH))
-        plan.visibility = log_visibility(table.timeline, as_of)
+        plan.visibility = log_visibility(table.timeline, as_of, cfg.get(SKIP_CORRUPT_LOG_BLOCKS))
         plan.pinned_keys = sorted(keys) if keys is not None else None
     return plan
 

@@ -10,6 +10,7 @@ completing writes `<t>.commit` with `compacted: true`, which makes the new slice
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import posixpath
@@ -31,6 +32,7 @@ from ..config import (
     COMPACTION_TARGET_IO,
     MERGE_MAX_MEMORY,
     PARQUET_MAX_FILE_SIZE,
+    SKIP_CORRUPT_LOG_BLOCKS,
     SPILLABLE_MAP_PATH,
     HoodieConfig,
 )
@@ -238,12 +240,16 @@ def _compact_slice(job: _Job) -> dict[str, Any]:
                                                        else "CREATE")
     config = merge_config(table.props, cfg.get(MERGE_MAX_MEMORY), cfg.get(SPILLABLE_MAP_PATH))
     spec = SliceSpec(op.partition_path, op.file_id, op.base_path, op.log_paths)
+    merged = MergeStats()
+    visibility = log_visibility(table.timeline, None, cfg.get(SKIP_CORRUPT_LOG_BLOCKS))
+    parts = merged_slice_parts(job.storage, spec, job.schema, config, visibility, stats=merged)
+    # The slice's logs are read and judged before its first rows come: a damaged log fails the compaction
+    # before the new base file exists.
+    first = next(parts, None)
     writer = _writer(job, cfg, rel_path)
     carried = op.base_path is not None and writer.carry_keys(read_footer(job.storage, op.base_path))
     name_index = job.schema.get_field_index("_hoodie_file_name")
-    merged = MergeStats()
-    for rows, from_base in merged_slice_parts(job.storage, spec, job.schema, config,
-                                              log_visibility(table.timeline, None), stats=merged):
+    for rows, from_base in itertools.chain([first] if first is not None else [], parts):
         if rows.num_rows:
             writer.write(rows.set_column(name_index, "_hoodie_file_name",
                                          pa.repeat(pa.scalar(file_name, pa.string()), rows.num_rows)),
