@@ -20,7 +20,11 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class ConfigProperty(Generic[T]):
-    """One Hudi option: key, default (None = no default), parser and the values it accepts."""
+    """One Hudi option: key, default (None = no default), parser and the values it accepts.
+
+    `refuse` names, for a value Hudi has but pyhudi does not implement, why it is refused: accepting it
+    and doing something else would silently give the user another table than the one asked for.
+    """
 
     key: str
     default: T | None
@@ -29,9 +33,13 @@ class ConfigProperty(Generic[T]):
     choices: tuple[str, ...] = ()
     alternatives: tuple[str, ...] = ()
     validate: Callable[[T], bool] | None = field(default=None, compare=False)
+    refuse: Callable[[T], str | None] | None = field(default=None, compare=False)
 
     def parse(self, raw: Any) -> T:
         value = _PARSERS[self.type](self.key, raw)
+        why = self.refuse(value) if self.refuse is not None else None
+        if why is not None:
+            raise HoodieConfigError(f"{self.key}={raw!r} is not supported yet: {why}")
         if self.choices:
             upper = str(value).upper()
             allowed = {c.upper(): c for c in self.choices}
@@ -92,13 +100,28 @@ def define(
     choices: Iterable[str] = (),
     alternatives: Iterable[str] = (),
     validate: Callable[[Any], bool] | None = None,
+    refuse: Callable[[Any], str | None] | None = None,
 ) -> ConfigProperty[Any]:
     """Declare an option; a key is declared once."""
     if key in REGISTRY:
         raise ValueError(f"config key declared twice: {key}")
-    prop = ConfigProperty(key, default, type_, doc, tuple(choices), tuple(alternatives), validate)
+    prop = ConfigProperty(key, default, type_, doc, tuple(choices), tuple(alternatives), validate, refuse)
     REGISTRY[key] = prop
     return prop
+
+
+def _refusing(reasons: Mapping[str, str]) -> Callable[[Any], str | None]:
+    """Refuse the listed values (any case) of an option, each for its reason."""
+    by_lower = {value.lower(): why for value, why in reasons.items()}
+    return lambda value: by_lower.get(str(value).lower())
+
+
+def _only(accepted: Any, why: str) -> Callable[[Any], str | None]:
+    """Refuse every value but `accepted`, the one pyhudi implements."""
+    return lambda value: None if value == accepted else why
+
+
+SINGLE_WRITER_ONLY = "pyhudi writes single-writer only"
 
 
 def _positive(value: float) -> bool:
@@ -140,21 +163,25 @@ KEYGENERATOR_TYPE = define("hoodie.datasource.write.keygenerator.type", None, st
                            alternatives=("hoodie.table.keygenerator.type",))
 CONSISTENT_LOGICAL_TIMESTAMP = define(
     "hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled", False, bool,
-    "Print timestamp key values as timestamp text instead of epoch microseconds; only false is supported.",
-    validate=lambda v: v is False)
+    "Print timestamp key values as timestamp text instead of epoch microseconds.",
+    refuse=_refusing({"true": "pyhudi's key generators print timestamp key values as epoch microseconds"}))
 HIVE_STYLE_PARTITIONING = define("hoodie.datasource.write.hive_style_partitioning", False, bool,
                                  "Partition folders named field=value.")
 URL_ENCODE_PARTITIONING = define("hoodie.datasource.write.partitionpath.urlencode", False, bool,
                                  "URL-encode partition path values.")
 POPULATE_META_FIELDS = define("hoodie.populate.meta.fields", True, bool,
                               "Fill the _hoodie_* meta columns.")
-METADATA_ENABLE = define("hoodie.metadata.enable", False, bool,
-                         "Metadata table; pyhudi does not write it yet, so only false is accepted.",
-                         validate=lambda v: v is False)
+METADATA_ENABLE = define(
+    "hoodie.metadata.enable", False, bool,
+    "Keep a metadata table of the table's file listings. Hudi's default is true (since 0.11); pyhudi does not "
+    "write the metadata table yet, so its default is false, and it refuses to change a table that has one.",
+    refuse=_refusing({"true": "pyhudi does not write the metadata table"}))
 TIMELINE_TIMEZONE = define("hoodie.table.timeline.timezone", "LOCAL", str,
                            "Time zone of generated instant times.", choices=("LOCAL", "UTC"))
 BASE_FILE_FORMAT = define("hoodie.table.base.file.format", "PARQUET", str, "Base file format.",
-                          choices=("PARQUET",))
+                          choices=("PARQUET",),
+                          refuse=_refusing({"ORC": "pyhudi writes parquet base files",
+                                            "HFILE": "pyhudi writes parquet base files"}))
 PAYLOAD_CLASS = define(
     "hoodie.datasource.write.payload.class",
     "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload", str,
@@ -185,8 +212,11 @@ PARQUET_PAGE_SIZE = define("hoodie.parquet.page.size", 1048576, int, "Parquet pa
                            validate=_positive)
 PARQUET_COMPRESSION = define("hoodie.parquet.compression.codec", "gzip", str, "Parquet compression codec.",
                              choices=("gzip", "snappy", "zstd", "lz4", "uncompressed", "brotli"))
-PARQUET_COMPRESSION_RATIO = define("hoodie.parquet.compression.ratio", 0.1, float,
-                                   "Expected compression ratio of parquet data.", validate=_positive)
+PARQUET_COMPRESSION_RATIO = define(
+    "hoodie.parquet.compression.ratio", 0.1, float,
+    "Hudi's estimate of parquet compression when it sizes new files; pyhudi measures the bytes written instead.",
+    refuse=_only(0.1, "pyhudi rolls a base file over by the bytes it has written, so it uses no compression "
+                      "estimate"))
 PARQUET_DICTIONARY = define("hoodie.parquet.dictionary.enabled", True, bool, "Parquet dictionary encoding.")
 RECORD_SIZE_ESTIMATE = define("hoodie.copyonwrite.record.size.estimate", 1024, int,
                               "Record size estimate in bytes before any commit exists.", validate=_positive)
@@ -219,8 +249,10 @@ BUCKET_NUM_BUCKETS = define("hoodie.bucket.index.num.buckets", 256, int,
                             "Buckets (file groups) per partition of the BUCKET index.", validate=_positive)
 BUCKET_HASH_FIELD = define("hoodie.bucket.index.hash.field", None, str,
                            "Record key fields hashed by the BUCKET index; default all key fields.")
-BUCKET_ENGINE = define("hoodie.index.bucket.engine", "SIMPLE", str, "Bucket index engine.",
-                       choices=("SIMPLE",))
+BUCKET_ENGINE = define(
+    "hoodie.index.bucket.engine", "SIMPLE", str, "Bucket index engine.", choices=("SIMPLE",),
+    refuse=_refusing({"CONSISTENT_HASHING": "pyhudi's bucket index keeps a fixed number of buckets per partition "
+                                            "(the SIMPLE engine)"}))
 MERGE_MAX_MEMORY = define("hoodie.memory.merge.max.size", 1073741824, int,
                           "Bytes of incoming records held in memory while merging a file group.",
                           validate=_positive)
@@ -257,16 +289,32 @@ LOGFILE_MAX_SIZE = define("hoodie.logfile.max.size", 1073741824, int,
 LOGFILE_DATA_BLOCK_MAX_SIZE = define("hoodie.logfile.data.block.max.size", 268435456, int,
                                      "Max bytes of records per log data block before a new block starts.",
                                      validate=_positive)
-LOGFILE_DATA_BLOCK_FORMAT = define("hoodie.logfile.data.block.format", None, str,
-                                   "Data block format; unset means avro for parquet base files.",
-                                   choices=("avro", "parquet"))
+LOGFILE_DATA_BLOCK_FORMAT = define(
+    "hoodie.logfile.data.block.format", None, str, "Format of the data blocks written to log files.",
+    choices=("avro",),
+    refuse=_refusing({"parquet": "pyhudi writes avro data blocks", "hfile": "pyhudi writes avro data blocks"}))
 
-# --- markers and failed writes -------------------------------------------------------------------
-MARKERS_TYPE = define("hoodie.write.markers.type", "DIRECT", str,
-                      "Marker type; pyhudi writes DIRECT markers (no timeline server).",
-                      choices=("DIRECT", "TIMELINE_SERVER_BASED"))
-FAILED_WRITES_POLICY = define("hoodie.cleaner.policy.failed.writes", "EAGER", str,
-                              "When failed writes are rolled back.", choices=("EAGER", "LAZY", "NEVER"))
+# --- markers, failed writes and concurrency ------------------------------------------------------
+MARKERS_TYPE = define(
+    "hoodie.write.markers.type", "DIRECT", str,
+    "Marker type. Hudi's Spark default is TIMELINE_SERVER_BASED; pyhudi runs no timeline server, so DIRECT.",
+    choices=("DIRECT",),
+    refuse=_refusing({"TIMELINE_SERVER_BASED": "pyhudi runs no timeline server; it writes DIRECT markers"}))
+FAILED_WRITES_POLICY = define(
+    "hoodie.cleaner.policy.failed.writes", "EAGER", str,
+    "When failed writes are rolled back: pyhudi rolls them back before the next write (EAGER).",
+    choices=("EAGER",),
+    refuse=_refusing({
+        "LAZY": f"LAZY rollback is for multiple writers and {SINGLE_WRITER_ONLY} (no multi-writer support yet); "
+                "it rolls failed writes back before the next write (EAGER)",
+        "NEVER": "pyhudi rolls failed writes back before the next write (EAGER)",
+    }))
+WRITE_CONCURRENCY_MODE = define(
+    "hoodie.write.concurrency.mode", "SINGLE_WRITER", str,
+    "How concurrent writers are kept apart; pyhudi writes single-writer only.", choices=("SINGLE_WRITER",),
+    refuse=_refusing({"OPTIMISTIC_CONCURRENCY_CONTROL": SINGLE_WRITER_ONLY,
+                      "NON_BLOCKING_CONCURRENCY_CONTROL": SINGLE_WRITER_ONLY}))
+LOCK_KEY_PREFIX = "hoodie.write.lock."
 
 # --- reads ------------------------------------------------------------------------------------
 DATA_SKIPPING = define(
@@ -301,7 +349,9 @@ MERGE_SMALL_FILE_GROUP_CANDIDATES = define(
 
 # --- cleaning ------------------------------------------------------------------------------------
 CLEAN_AUTOMATIC = define("hoodie.clean.automatic", True, bool, "Clean after every commit.")
-CLEAN_ASYNC = define("hoodie.clean.async", False, bool, "Clean asynchronously; pyhudi cleans inline.")
+CLEAN_ASYNC = define("hoodie.clean.async", False, bool, "Clean asynchronously beside the writer.",
+                     refuse=_refusing({"true": "pyhudi cleans inline after a commit (hoodie.clean.automatic) "
+                                               "or when a clean is run"}))
 CLEANER_POLICY = define("hoodie.cleaner.policy", "KEEP_LATEST_COMMITS", str, "Which file versions to keep.",
                         choices=("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS"))
 CLEANER_COMMITS_RETAINED = define("hoodie.cleaner.commits.retained", 10, int,
@@ -425,10 +475,13 @@ HIVE_SYNC_ENABLE = define("hoodie.datasource.hive_sync.enable", False, bool,
                           alternatives=("hoodie.datasource.meta.sync.enable",))
 HIVE_SYNC_DATABASE = define("hoodie.datasource.hive_sync.database", "default", str, "Catalog database.")
 HIVE_SYNC_TABLE = define("hoodie.datasource.hive_sync.table", "unknown", str, "Catalog table name.")
-HIVE_SYNC_PARTITION_FIELDS = define("hoodie.datasource.hive_sync.partition_fields", "", str,
-                                    "Partition columns in the catalog.")
+HIVE_SYNC_PARTITION_FIELDS = define(
+    "hoodie.datasource.hive_sync.partition_fields", "", str, "Partition columns of the catalog entry.",
+    refuse=_only("", "pyhudi's catalog entry (CREATE TABLE ... USING pyhudi) has no Hive partition columns"))
+_SPARK_CATALOG = ("pyhudi registers the table through the SparkSession's catalog, which reaches the metastore "
+                  "as hms does")
 HIVE_SYNC_MODE = define("hoodie.datasource.hive_sync.mode", None, str, "How to reach the metastore.",
-                        choices=("hms", "jdbc", "hiveql"))
+                        choices=("hms",), refuse=_refusing({"jdbc": _SPARK_CATALOG, "hiveql": _SPARK_CATALOG}))
 
 # --- streaming -----------------------------------------------------------------------------------
 STREAMING_CHECKPOINT_ID = define("hoodie.datasource.write.streaming.checkpoint.identifier",
@@ -482,11 +535,23 @@ def closest_key(key: str) -> str | None:
     return next(k for k in REGISTRY if k.lower() == matches[0])
 
 
+def _check_unknown(key: str, value: Any) -> None:
+    """Refuse a lock key; warn about another unknown `hoodie.*` key, naming the closest known one."""
+    lowered = key.lower()
+    if lowered.startswith(LOCK_KEY_PREFIX):
+        raise HoodieConfigError(f"{key}={value!r} is not supported yet: {SINGLE_WRITER_ONLY}, so it takes no lock")
+    if lowered.startswith("hoodie.") and lowered not in IGNORED_KEYS:
+        hint = closest_key(key)
+        suffix = f"; did you mean {hint}?" if hint else ""
+        warnings.warn(f"unknown option {key}{suffix}", UserWarning, stacklevel=4)
+
+
 class HoodieConfig:
     """Validated options of one write or read.
 
     Construction parses every declared key that is present, so a bad value fails before any
-    file is touched. Unknown `hoodie.*` keys warn with the closest known key.
+    file is touched. Lock keys (`hoodie.write.lock.*`) are refused: they configure multiple writers,
+    which pyhudi does not support. Other unknown `hoodie.*` keys warn with the closest known key.
     """
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
@@ -497,10 +562,8 @@ class HoodieConfig:
             if prop is not None:
                 if value is not None:
                     self._values[key] = prop.parse(value)
-            elif key.lower().startswith("hoodie.") and key.lower() not in IGNORED_KEYS:
-                hint = closest_key(key)
-                suffix = f"; did you mean {hint}?" if hint else ""
-                warnings.warn(f"unknown option {key}{suffix}", UserWarning, stacklevel=3)
+            else:
+                _check_unknown(key, value)
 
     def get(self, prop: ConfigProperty[T]) -> T | None:
         if prop.key in self._values:

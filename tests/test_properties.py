@@ -337,6 +337,23 @@ def test_for_new_table_rejects_bad_input() -> None:
         TableProperties.for_new_table(name="t", table_type="bogus")
 
 
+def test_for_new_table_records_the_payload_class_of_merge_on_read_only() -> None:
+    """Hudi 0.14 writes hoodie.compaction.payload.class for a new MERGE_ON_READ table only (see the fixtures)."""
+    default = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+    mor = TableProperties.for_new_table(name="m", table_type="MERGE_ON_READ", payload_class=default)
+    cow = TableProperties.for_new_table(name="c", table_type="COPY_ON_WRITE", payload_class=default)
+    assert (mor["hoodie.compaction.payload.class"], mor.payload_class) == (default, default)
+    assert "hoodie.compaction.payload.class" not in cow
+
+
+def test_metadata_partitions(tmp_path: Path) -> None:
+    assert TableProperties({"hoodie.table.metadata.partitions": "files,column_stats"}).metadata_partitions == [
+        "files", "column_stats"]
+    assert TableProperties({"hoodie.table.metadata.partitions": ""}).metadata_partitions == []
+    fixture = TableProperties.load(Storage(str(unzip("sample_table/cow/v6_simplekeygen_nonhivestyle", tmp_path))))
+    assert fixture.metadata_partitions == []
+
+
 def test_init_table_layout_local(tmp_path: Path) -> None:
     storage = Storage(str(tmp_path / "t"))
     init_table_layout(storage, new_props())

@@ -23,6 +23,8 @@ import pyarrow as pa
 from ..config import (
     INCR_FALLBACK_FULL_SCAN,
     MERGE_MAX_MEMORY,
+    POPULATE_META_FIELDS,
+    QUERY_TYPE,
     READ_BEGIN_INSTANT,
     READ_END_INSTANT,
     SPILLABLE_MAP_PATH,
@@ -184,9 +186,20 @@ def _range_predicates(begin: str, end: str) -> list[Predicate]:
     return [Predicate(">", COMMIT_TIME_COLUMN, begin), Predicate("<=", COMMIT_TIME_COLUMN, end)]
 
 
+def _require_meta_fields(table: HoodieTable) -> None:
+    """Records of a table without meta fields carry no commit time, so no range of commits can pick them out:
+    refuse, as Hudi does, rather than answer with no rows."""
+    if not table.props.populate_meta_fields:
+        raise HoodieConfigError(
+            f"{QUERY_TYPE.key}=incremental is not supported on {table.storage.base_url}, written with "
+            f"{POPULATE_META_FIELDS.key}=false: its records carry no _hoodie_commit_time to select commits by"
+        )
+
+
 def plan_incremental(storage: Storage, cfg: HoodieConfig, predicates: list[Predicate]) -> ReadPlan:
     begin = _instant_arg(READ_BEGIN_INSTANT.key, cfg.require(READ_BEGIN_INSTANT))
     table = HoodieTable.load(storage)
+    _require_meta_fields(table)
     commits = completed_commits(table, begin)
     end_option = cfg.get(READ_END_INSTANT)
     end = _instant_arg(READ_END_INSTANT.key, end_option) if end_option else (

@@ -59,6 +59,7 @@ from ..io.log_blocks import BlockType
 from ..io.log_format import iter_log_blocks, write_log_file
 from ..storage import FileInfo, Storage
 from ..table.hoodie_table import META_FOLDER, HoodieTable
+from ..table.properties import refuse_metadata_table
 from ..timeline import avro_models
 from ..timeline.active import ActiveTimeline
 from ..timeline.archived import (
@@ -350,6 +351,7 @@ def merge_small_archive_files(storage: Storage, folder: str, cfg: HoodieConfig) 
 
 def archive(storage: Storage, options: dict[str, Any] | HoodieConfig | None = None) -> list[str]:
     """Archive what the rules allow; the instant times moved (also those an interrupted run left)."""
+    refuse_metadata_table(storage, "archival")
     cfg = _config(options)
     validate_archival_config(cfg)
     table = HoodieTable.load(storage)

@@ -43,6 +43,7 @@ from ..storage import Storage
 from ..table.file_names import is_data_file
 from ..table.fs_view import FileGroup, FileSlice, FileSystemView
 from ..table.hoodie_table import HoodieTable
+from ..table.properties import refuse_metadata_table
 from ..timeline import avro_models
 from ..timeline.instant import (
     CLEAN,
@@ -388,6 +389,7 @@ def finish_pending_cleans(table: HoodieTable) -> list[str]:
 def clean(storage: Storage, options: dict[str, Any] | None = None, now: datetime | None = None) -> str | None:
     """Finish pending cleans, then plan and run a new one when due; the instant of the last clean run here,
     None when there was nothing to do. `now` (for KEEP_LATEST_BY_HOURS) defaults to the wall clock."""
+    refuse_metadata_table(storage, "a clean")
     cfg = HoodieConfig(options or {})
     table = HoodieTable.load(storage)
     finished = finish_pending_cleans(table)

@@ -58,6 +58,7 @@ from ..storage import Storage
 from ..table.file_names import make_base_file_name, new_file_id, write_token
 from ..table.fs_view import FileSlice, FileSystemView
 from ..table.hoodie_table import HoodieTable
+from ..table.properties import refuse_metadata_table
 from ..timeline import avro_models
 from ..timeline.commit_metadata import CommitMetadata, WriteStat
 from ..timeline.instant import REPLACE_COMMIT, REQUESTED, Instant, new_instant_time
@@ -214,6 +215,7 @@ def schedule_clustering(storage: Storage | str, options: dict[str, Any] | None =
     """Write a clustering plan of the small file slices; its instant, or None when there is nothing to cluster
     (or, with hoodie.clustering.inline, fewer than inline.max.commits commits since the last clustering)."""
     storage = Storage.of(storage)
+    refuse_metadata_table(storage, "a clustering")
     cfg = HoodieConfig(options or {})
     rollback_failed_writes(HoodieTable.load(storage))
     table = HoodieTable.load(storage)
@@ -405,6 +407,7 @@ def _pending_instant(table: HoodieTable, instant_time: str) -> Instant | None:
 def execute_clustering(storage: Storage | str, instant_time: str, options: dict[str, Any] | None = None) -> str:
     """Run one scheduled (or interrupted) clustering to completion; returns its instant time."""
     storage = Storage.of(storage)
+    refuse_metadata_table(storage, "a clustering")
     rollback_failed_writes(HoodieTable.load(storage))
     table = HoodieTable.load(storage)
     requested = _pending_instant(table, instant_time)

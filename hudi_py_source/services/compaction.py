@@ -45,6 +45,7 @@ from ..storage import Storage
 from ..table.file_names import make_base_file_name, parse_base_file_name, write_token
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
+from ..table.properties import refuse_metadata_table
 from ..timeline import avro_models
 from ..timeline.commit_metadata import CommitMetadata, WriteStat
 from ..timeline.instant import (
@@ -199,6 +200,7 @@ def _roll_back_failed_delta_commits(table: HoodieTable) -> HoodieTable:
 
 def schedule_compaction(storage: Storage | str, options: dict[str, Any] | None = None) -> str | None:
     """Write a compaction plan of the slices worth compacting; None when no slice has log files."""
+    refuse_metadata_table(Storage.of(storage), "a compaction")
     table = _roll_back_failed_delta_commits(_table(Storage.of(storage)))
     chosen = _select(table, HoodieConfig(options or {}))
     if not chosen:
@@ -310,6 +312,7 @@ def _schema_json(avro: dict | None) -> str:
 def execute_compaction(storage: Storage | str, instant_time: str, options: dict[str, Any] | None = None) -> str:
     """Run one scheduled (or interrupted) compaction to completion; returns its instant time."""
     storage = Storage.of(storage)
+    refuse_metadata_table(storage, "a compaction")
     table = _table(storage)
     instant = table.timeline.find(instant_time)
     if instant is None or instant.action not in (COMPACTION, COMMIT):

@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import HoodieTimelineError
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable
+from ..table.properties import refuse_metadata_table
 from ..timeline import avro_models
 from ..timeline.instant import (
     COMPACTION,
@@ -76,6 +77,7 @@ def _instants_after(table: HoodieTable, savepoint_time: str) -> list[Instant]:
 def schedule_restore(storage: Storage | str, savepoint_time: str) -> str:
     """Write the restore plan (`R.restore.requested`) to the savepoint; returns R. Refuses before writing
     anything when an instant cannot be rolled back whole."""
+    refuse_metadata_table(Storage.of(storage), "a restore")
     table = HoodieTable.load(Storage.of(storage))
     _require_savepoint(table, savepoint_time)
     instants = _instants_after(table, savepoint_time)
@@ -163,6 +165,7 @@ def _check_restored(table: HoodieTable, savepoint_time: str) -> None:
 
 def execute_restore(storage: Storage | str, restore_time: str) -> str:
     """Run (or resume) the pending restore `restore_time` to completion; returns it."""
+    refuse_metadata_table(Storage.of(storage), "a restore")
     table = HoodieTable.load(Storage.of(storage))
     restore = pending_restore(table)
     if restore is None or restore.timestamp != restore_time:

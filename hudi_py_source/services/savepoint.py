@@ -17,6 +17,7 @@ from ..errors import HoodieTimelineError
 from ..storage import Storage
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
+from ..table.properties import refuse_metadata_table
 from ..timeline import avro_models
 from ..timeline.instant import CLEAN, COMPLETED, INFLIGHT, REQUESTED, SAVEPOINT, Instant
 from ..write.log_append import first_block_instant
@@ -96,6 +97,7 @@ def create_savepoint(storage: Storage | str, instant_time: str | None = None, us
                      comment: str = "") -> str:
     """Savepoint the completed commit `instant_time` (default: the latest); returns its instant time.
     An interrupted savepoint of the same commit (inflight only) is completed."""
+    refuse_metadata_table(Storage.of(storage), "a savepoint")
     table = HoodieTable.load(Storage.of(storage))
     if table.props.layout_version >= 2:
         raise HoodieTimelineError(f"cannot savepoint {table.storage.base_url}: pyhudi writes timeline layout 1 "
@@ -150,6 +152,7 @@ def savepointed_files(storage: Storage | str) -> set[str]:
 
 def delete_savepoint(storage: Storage | str, instant_time: str) -> None:
     """Remove the savepoint's timeline files (completed first), unpinning its files for clean/archival."""
+    refuse_metadata_table(Storage.of(storage), "a savepoint deletion")
     table = HoodieTable.load(Storage.of(storage))
     found = [i for i in savepoint_instants(table, completed_only=False) if i.timestamp == instant_time]
     if not found:

@@ -39,6 +39,8 @@ MERGER_STRATEGY = "hoodie.compaction.record.merger.strategy"
 DROP_PARTITION_COLUMNS = "hoodie.datasource.write.drop.partition.columns"
 CREATE_SCHEMA = "hoodie.table.create.schema"
 CHECKSUM = "hoodie.table.checksum"
+METADATA_PARTITIONS = "hoodie.table.metadata.partitions"
+METADATA_TABLE_PROPERTIES = ".hoodie/metadata/.hoodie/hoodie.properties"
 
 DEFAULT_PAYLOAD_CLASS = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
 DEFAULT_MERGER_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
@@ -337,6 +339,11 @@ class TableProperties(Mapping[str, str]):
         return self._values.get(PAYLOAD_CLASS) or DEFAULT_PAYLOAD_CLASS
 
     @property
+    def metadata_partitions(self) -> list[str]:
+        """Partitions of the table's metadata table (files, column_stats, …); empty when it has none."""
+        return _as_list(self._values.get(METADATA_PARTITIONS))
+
+    @property
     def drop_partition_columns(self) -> bool:
         return _as_bool(self._values.get(DROP_PARTITION_COLUMNS), False)
 
@@ -456,8 +463,12 @@ class TableProperties(Mapping[str, str]):
         populate_meta_fields: bool = True,
         timezone: str = "LOCAL",
         extra: Mapping[str, str] | None = None,
+        payload_class: str = DEFAULT_PAYLOAD_CLASS,
     ) -> TableProperties:
-        """The v6 key set Hudi 0.14 writes for a new table (no metadata-table partitions)."""
+        """The v6 key set Hudi 0.14 writes for a new table (no metadata-table partitions).
+
+        Like Hudi 0.14, only a merge-on-read table records its payload class: its readers and compaction
+        merge log records with it, whereas each copy-on-write write merges with its own."""
         if not name:
             raise HoodieTableError("hoodie.table.name is required to create a table")
         table_type = table_type.upper()
@@ -487,7 +498,7 @@ class TableProperties(Mapping[str, str]):
         if timezone and timezone.upper() != "LOCAL":
             values[TIMELINE_TIMEZONE] = timezone.upper()
         if table_type == "MERGE_ON_READ":
-            values[PAYLOAD_CLASS] = DEFAULT_PAYLOAD_CLASS
+            values[PAYLOAD_CLASS] = payload_class
             values[MERGER_STRATEGY] = DEFAULT_MERGER_STRATEGY
         values.update(extra or {})
         return cls(values).with_checksum()
@@ -510,6 +521,27 @@ def _recover(storage: Storage) -> TableProperties:
         storage.delete(BACKUP_FILE)
     assert current is not None
     return current
+
+
+def refuse_metadata_table(storage: Storage, change: str) -> None:
+    """Refuse `change` to a table that has a metadata table.
+
+    pyhudi does not update metadata tables yet, and readers that list files through one (Apache Hudi does by
+    default) would not see the change, or would list files it removed. Reading such a table stays allowed.
+    """
+    props = TableProperties.load(storage)
+    if props.metadata_partitions:
+        found = f"{METADATA_PARTITIONS}={','.join(props.metadata_partitions)} in {PROPERTIES_FILE}"
+    elif storage.exists(METADATA_TABLE_PROPERTIES):
+        found = f"{METADATA_TABLE_PROPERTIES} exists"
+    else:
+        return
+    raise HoodieTableError(
+        f"refusing {change} on {storage.base_url}: the table has a metadata table ({found}), which pyhudi does "
+        "not update yet, so readers that list files through it (Apache Hudi, by default) would not see the "
+        "change. Disable the metadata table with Apache Hudi first (write once with hoodie.metadata.enable=false, "
+        "which deletes it); reading the table works as it is"
+    )
 
 
 def init_table_layout(storage: Storage, props: TableProperties) -> TableProperties:

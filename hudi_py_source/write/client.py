@@ -22,6 +22,8 @@ from ..config import (
     OPERATION,
     PARTITIONPATH_FIELD,
     PARTITIONS_TO_DELETE,
+    PAYLOAD_CLASS,
+    PAYLOAD_ORDERING_FIELD,
     POPULATE_META_FIELDS,
     PRECOMBINE_FIELD,
     RECONCILE_SCHEMA,
@@ -36,9 +38,11 @@ from ..config import (
 from ..errors import HoodieConfigError, HoodieTableError
 from ..io.avro_schema import arrow_to_avro, create_schema_json, to_json
 from ..keygen import key_generator
+from ..merge.payload import DEFAULT_PAYLOAD
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable, ensure_not_foreign, table_exists
-from ..table.properties import TableProperties, init_table_layout
+from ..table.properties import PAYLOAD_CLASS as RECORDED_PAYLOAD_CLASS
+from ..table.properties import TableProperties, init_table_layout, refuse_metadata_table
 from ..timeline import avro_models
 from ..timeline.commit_metadata import CommitMetadata, WriteStat
 from ..timeline.instant import Instant, new_instant_time
@@ -46,7 +50,7 @@ from .job import MERGE_OPERATIONS, NEW_FILE_OPERATIONS, TaskResult, WriteJob
 from .log_append import logs_of_append_marker
 from .markers import WriteMarkers
 from .new_file_groups import collect_partitions, write_new_file_groups
-from .post_commit import run_post_commit, validate_post_commit
+from .post_commit import finish_interrupted_inline_services, run_post_commit, validate_post_commit
 from .rollback import last_instant_time, rollback_failed_writes, rollback_instant
 from .schema_evolution import evolve_schema
 from .upsert import WriteProfile, prepare_rows, tag_rows, write_targets
@@ -64,6 +68,7 @@ _PERSISTED_DEFAULTS = {
     "hoodie.table.precombine.field": PRECOMBINE_FIELD.key,
     "hoodie.populate.meta.fields": POPULATE_META_FIELDS.key,
     "hoodie.table.timeline.timezone": TIMELINE_TIMEZONE.key,
+    RECORDED_PAYLOAD_CLASS: PAYLOAD_CLASS.key,
 }
 
 
@@ -103,6 +108,30 @@ def _check_against_table(props: TableProperties, cfg: HoodieConfig) -> None:
             f"hoodie.datasource.write.recordkey.field={','.join(keys)} does not match the table's record key "
             f"fields {','.join(props.record_key_fields)}"
         )
+    _check_payload_against_table(props, cfg)
+
+
+def _check_payload_against_table(props: TableProperties, cfg: HoodieConfig) -> None:
+    """A table that records its payload class merges log records with it when read and compacted, so a write
+    with another payload would merge its own records one way and be read another."""
+    recorded = props.get(RECORDED_PAYLOAD_CLASS)
+    if recorded and cfg.get(PAYLOAD_CLASS) != recorded:
+        raise HoodieConfigError(
+            f"{PAYLOAD_CLASS.key}={cfg.get(PAYLOAD_CLASS)} contradicts the table's {RECORDED_PAYLOAD_CLASS}="
+            f"{recorded} (in .hoodie/hoodie.properties), with which its records are merged; leave the option out "
+            "or give the table's class"
+        )
+
+
+def _check_payload_ordering(cfg: HoodieConfig) -> None:
+    """DefaultHoodieRecordPayload keeps a stored record whose ordering value is greater; pyhudi, like Hudi's
+    merge-on-read readers, takes that value from the precombine field, so another ordering field is refused."""
+    ordering, precombine = cfg.get(PAYLOAD_ORDERING_FIELD), cfg.get(PRECOMBINE_FIELD)
+    if cfg.is_set(PAYLOAD_ORDERING_FIELD) and cfg.get(PAYLOAD_CLASS) == DEFAULT_PAYLOAD and ordering != precombine:
+        raise HoodieConfigError(
+            f"{PAYLOAD_ORDERING_FIELD.key}={ordering!r} is not supported yet: pyhudi orders stored and incoming "
+            f"records by the precombine field ({PRECOMBINE_FIELD.key}={precombine!r}); give both the same field"
+        )
 
 
 def _new_table_properties(cfg: HoodieConfig, schema: pa.Schema, avro: dict) -> TableProperties:
@@ -123,6 +152,7 @@ def _new_table_properties(cfg: HoodieConfig, schema: pa.Schema, avro: dict) -> T
         create_schema_json=create_schema_json(avro),
         populate_meta_fields=cfg.get(POPULATE_META_FIELDS),
         timezone=cfg.get(TIMELINE_TIMEZONE),
+        payload_class=cfg.get(PAYLOAD_CLASS),
         extra={"hoodie.database.name": cfg.get(DATABASE_NAME),
                **{k: str(v) for k, v in cfg.as_dict().items() if k.startswith("hoodie.keygen.timebased.")}},
     )
@@ -134,6 +164,7 @@ def _validate_new_write(cfg: HoodieConfig, operation: str, schema: pa.Schema) ->
             f"hoodie.datasource.write.operation={operation} is not supported yet; "
             f"supported: {', '.join(sorted(SUPPORTED_OPERATIONS))}"
         )
+    _check_payload_ordering(cfg)
     combining = operation == "upsert" or (operation == "insert" and cfg.get(COMBINE_BEFORE_INSERT))
     if combining and cfg.is_set(PRECOMBINE_FIELD):
         field = cfg.get(PRECOMBINE_FIELD) or ""
@@ -187,6 +218,7 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
     table = HoodieTable.load(storage) if exists else None
     cfg = HoodieConfig(effective_options(table.props if table else None, options))
     if table is not None:
+        refuse_metadata_table(storage, "a write")
         _check_against_table(table.props, cfg)
     validate_post_commit(cfg)
     operation = _resolve_operation(cfg, mode, exists)
@@ -204,6 +236,7 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
         table = HoodieTable.load(storage)
     else:
         rollback_failed_writes(table)
+        finish_interrupted_inline_services(storage, cfg)
         table = table.reload()
     last = table.timeline.last_completed_commit()
     job = WriteJob(storage, cfg.as_dict(), "", operation, schema, to_json(avro), name,
