@@ -155,3 +155,23 @@ def test_spark_reads_on_s3_after_upserts_through_the_same_workers(spark, s3_buck
     got = spark.read.format("pyhudi").option("storage_options", json.dumps(storage_options)).load(url)
     expected = sorted([(f"k{i:03d}", f"v{min(i // 4, 2)}-{i}") for i in range(16)])
     assert sorted((r["id"], r["v"]) for r in got.select("id", "v").collect()) == expected
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_equal_ordering_values_keep_the_last_record_in_the_core_and_through_spark(spark, tmp_path: Path,
+                                                                                 table_type: str) -> None:
+    data = pa.table({"id": ["k000", "k001", "k000", "k002", "k001", "k000"], "part": ["p0"] * 6,
+                     "ts": pa.array([1] * 6, pa.int64()), "v": ["a1", "b1", "a2", "c1", "b2", "a3"]})
+    opts = {**OPTIONS, "hoodie.datasource.write.table.type": table_type, "hoodie.datasource.write.operation": "upsert"}
+    first = pa.table({"id": ["k000", "k001"], "part": ["p0"] * 2, "ts": pa.array([1] * 2, pa.int64()),
+                      "v": ["a0", "b0"]})
+    for path in (tmp_path / "core", tmp_path / "spark"):
+        Table(str(path)).write(first, opts)
+    Table(str(tmp_path / "core")).write(data, opts)
+    df = spark.createDataFrame(data)
+    assert df.rdd.getNumPartitions() == 2
+    df.write.format("pyhudi").options(**opts).mode("append").save(str(tmp_path / "spark"))
+    expected = [("k000", "a3"), ("k001", "b2"), ("k002", "c1")]
+    assert values(Table(str(tmp_path / "core")).read()) == expected
+    assert sorted((r["id"], r["v"]) for r in spark.read.format("pyhudi").load(str(tmp_path / "spark")).collect()) == (
+        expected)
