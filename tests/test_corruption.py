@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from hudi_py_source import Table
-from hudi_py_source.errors import HoodieCorruptedDataError
+from hudi_py_source.errors import HoodieCorruptedDataError, HoodieTableChangedError
 from hudi_py_source.io.log_blocks import BlockType, HeaderKey, encode_block, encode_rollback_command_block
 from hudi_py_source.io.log_format import read_log_file
 from hudi_py_source.read.snapshot import read_split
@@ -291,16 +291,33 @@ def test_damaged_base_file_names_it(tmp_path: Path, table_type: str, damage, cau
     assert values(Table(url).read()) == [("k0", "v1-0"), ("k1", "v1-1"), ("k2", "v2-2"), ("k3", "v0-3")]
 
 
-def test_a_log_file_gone_after_planning_is_named(tmp_path: Path) -> None:
+def test_a_log_file_that_cannot_be_opened_is_named(tmp_path: Path) -> None:
     url, first, _ = mor_table(tmp_path)
     log = the_log(url)
     plan = Table(url).plan()
     os.remove(Path(url, log))
+    Path(url, log).mkdir()
     with pytest.raises(HoodieCorruptedDataError) as caught:
         read_split(plan, plan.splits[0])
     assert str(caught.value).startswith(f"log file {log} (of the file slice of instant {first}) cannot be read: ")
     assert str(caught.value).endswith(". Restore the file from a backup, or restore the table to a savepoint from "
                                       "before the write that made it")
+    assert isinstance(caught.value.__cause__, IsADirectoryError)
+
+
+@pytest.mark.parametrize("kind", ["log", "base"])
+def test_a_file_gone_after_planning_is_a_table_change(tmp_path: Path, kind: str) -> None:
+    """Not damage: a clean, archival or rollback removed it meanwhile, and a new plan would not list it."""
+    url, first, _ = mor_table(tmp_path)
+    (gone,) = data_files(url, ".log." if kind == "log" else ".parquet")
+    named = (f"log file {gone} (of the file slice of instant {first})" if kind == "log"
+             else f"base file {gone} (written by instant {first})")
+    plan = Table(url).plan()
+    os.remove(Path(url, gone))
+    with pytest.raises(HoodieTableChangedError) as caught:
+        read_split(plan, plan.splits[0])
+    assert str(caught.value) == (f"{named} is gone since it was listed: a clean, archival or rollback removed it; "
+                                 "run again to see the table as it is now")
     assert isinstance(caught.value.__cause__, FileNotFoundError)
 
 

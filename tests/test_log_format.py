@@ -20,7 +20,7 @@ from conftest import shared_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hudi_py_source.errors import HoodieCorruptedDataError, HoodieSchemaError
+from hudi_py_source.errors import HoodieCorruptedDataError, HoodieSchemaError, HoodieTableChangedError
 from hudi_py_source.io.avro_records import DELETE_RECORD_LIST_SCHEMA, encode_records
 from hudi_py_source.io.avro_schema import avro_to_arrow
 from hudi_py_source.io.log_blocks import (
@@ -495,13 +495,17 @@ def test_damage_without_magic_or_with_another_version_keeps_no_header() -> None:
     assert [(x.block_type.name, x.header) for x in found[1:]] == [("CORRUPT_BLOCK", {}), ("CORRUPT_BLOCK", {})]
 
 
-def test_a_log_file_that_cannot_be_read_is_named(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("make", "error", "text", "cause"), [
+    (lambda path: None, HoodieTableChangedError, "is gone since it was listed: ", FileNotFoundError),
+    (lambda path: path.mkdir(parents=True), HoodieCorruptedDataError, "cannot be read: ", IsADirectoryError),
+], ids=["gone", "a-directory"])
+def test_a_log_file_that_cannot_be_read_is_named(tmp_path: Path, make, error: type, text: str, cause: type) -> None:
     path = "p/.f1-0_20240101000000000.log.1_0-0-0"
-    with pytest.raises(HoodieCorruptedDataError) as caught:
+    make(tmp_path / path)
+    with pytest.raises(error) as caught:
         list(read_log_file(Storage(str(tmp_path)), path))
-    assert str(caught.value).startswith(f"log file {path} (of the file slice of instant 20240101000000000) cannot "
-                                        "be read: ")
-    assert isinstance(caught.value.__cause__, FileNotFoundError)
+    assert str(caught.value).startswith(f"log file {path} (of the file slice of instant 20240101000000000) {text}")
+    assert isinstance(caught.value.__cause__, cause)
 
 
 _BLOCKS = _sample_blocks()

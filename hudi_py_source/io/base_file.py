@@ -24,7 +24,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..errors import HoodieCorruptedDataError, HoodieError, HoodieKeyError, HoodieSchemaError
+from ..errors import (
+    HoodieCorruptedDataError,
+    HoodieError,
+    HoodieKeyError,
+    HoodieSchemaError,
+    HoodieTableChangedError,
+)
 from ..storage import Storage
 from ..table.file_names import parse_base_file_name
 from .bloom import DYNAMIC_V0, BloomFilter, DynamicBloomFilter, load_bloom_filter, new_bloom_filter
@@ -389,11 +395,16 @@ def _text(meta: dict[bytes, bytes], key: str) -> str | None:
     return None if value is None else value.decode("utf-8")
 
 
-def base_file_error(rel_path: str, exc: BaseException) -> HoodieCorruptedDataError:
-    """The error for a base file that cannot be read: names it, the instant its name says wrote it, and how
-    to repair the table."""
+def base_file_error(rel_path: str, exc: BaseException) -> HoodieError:
+    """The error for a base file that cannot be read, naming it and the instant its name says wrote it: gone
+    since it was listed, the table changed under the caller (a clean, archival or rollback removed it);
+    otherwise the file is damaged, and the message says how to repair the table."""
     parsed = parse_base_file_name(posixpath.basename(rel_path))
     instant = parsed.instant_time if parsed is not None else "unknown"
+    if isinstance(exc, FileNotFoundError):
+        return HoodieTableChangedError(
+            f"base file {rel_path} (written by instant {instant}) is gone since it was listed: a clean, archival "
+            "or rollback removed it; run again to see the table as it is now")
     return HoodieCorruptedDataError(
         f"base file {rel_path} (written by instant {instant}) cannot be read: {exc}. Restore the file from a "
         f"backup, or restore the table to a savepoint from before instant {instant}")

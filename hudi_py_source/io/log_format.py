@@ -17,7 +17,7 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..errors import HoodieCorruptedDataError
+from ..errors import HoodieCorruptedDataError, HoodieError, HoodieTableChangedError
 from ..storage import Storage
 from ..table.file_names import parse_log_file_name
 from .log_blocks import LOG_FORMAT_VERSION, MAGIC, BlockType, HeaderKey, LogBlock
@@ -152,18 +152,24 @@ def iter_log_blocks(data: bytes, path: str = "<bytes>") -> Iterator[LogBlock]:
 
 
 def read_log_file(storage: Storage, rel_path: str) -> Iterator[LogBlock]:
-    """Blocks of the log file at `rel_path` (relative to the table base path); a file that cannot be read at
-    all is a HoodieCorruptedDataError naming it and the slice's instant from its name."""
+    """Blocks of the log file at `rel_path` (relative to the table base path). A file that cannot be read at
+    all is an error naming it and the slice's instant from its name: HoodieTableChangedError when it is gone
+    since it was listed (cleaned, archived or rolled back meanwhile), else HoodieCorruptedDataError."""
     try:
         data = storage.read_bytes(rel_path)
     except OSError as exc:
-        parsed = parse_log_file_name(posixpath.basename(rel_path))
-        instant = parsed.base_instant if parsed is not None else "unknown"
-        raise HoodieCorruptedDataError(
-            f"log file {rel_path} (of the file slice of instant {instant}) cannot be read: {exc}. Restore the "
-            "file from a backup, or restore the table to a savepoint from before the write that made it"
-        ) from exc
+        raise _unreadable(rel_path, exc) from exc
     yield from iter_log_blocks(data, rel_path)
+
+
+def _unreadable(rel_path: str, exc: OSError) -> HoodieError:
+    parsed = parse_log_file_name(posixpath.basename(rel_path))
+    named = f"log file {rel_path} (of the file slice of instant {parsed.base_instant if parsed else 'unknown'})"
+    if isinstance(exc, FileNotFoundError):
+        return HoodieTableChangedError(f"{named} is gone since it was listed: a clean, archival or rollback "
+                                       "removed it; run again to see the table as it is now")
+    return HoodieCorruptedDataError(f"{named} cannot be read: {exc}. Restore the file from a backup, or restore "
+                                    "the table to a savepoint from before the write that made it")
 
 
 @dataclass(frozen=True)
