@@ -27,15 +27,15 @@ S3_KEY = "testing"
 S3_SECRET = "testing"
 
 
-def shared_dir() -> Path:
-    """The shared folder: $PYHUDI_SHARED, else `../shared` beside the repo, so clones elsewhere find it."""
-    configured = os.environ.get("PYHUDI_SHARED")
-    return Path(configured) if configured else REPO_ROOT.parent / "shared"
+def fixtures_dir() -> Path:
+    """Apache-written fixtures vendored with their LICENSE/NOTICE (hudi-rs's test tables and log files), so a
+    clone runs its tests with nothing beside it."""
+    return REPO_ROOT / "tests" / "fixtures"
 
 
 def fixture_zip(name: str) -> Path:
     """The zip of a fixture table; `cow/...` and `mor/...` names live under `sample_table/`."""
-    tables = shared_dir() / "fixtures" / "hudi-rs" / "tables"
+    tables = fixtures_dir() / "hudi-rs" / "tables"
     candidates = [tables / f"{name}.zip", tables / "sample_table" / f"{name}.zip"]
     for candidate in candidates:
         if candidate.is_file():

@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import shared_dir
+from conftest import fixtures_dir
 
 from hudi_py_source.errors import HoodieSchemaError
 from hudi_py_source.io.avro_schema import (
@@ -24,7 +24,7 @@ from hudi_py_source.io.avro_schema import (
     to_json,
 )
 
-FIXTURES = shared_dir() / "fixtures" / "hudi-rs" / "tables"
+FIXTURES = fixtures_dir() / "hudi-rs" / "tables"
 NAME = "v6_complexkeygen_hivestyle"
 
 

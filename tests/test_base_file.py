@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import shared_dir
+from conftest import fixtures_dir
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +28,7 @@ from hudi_py_source.io.base_file import (
 from hudi_py_source.io.bloom import new_bloom_filter
 from hudi_py_source.storage import Storage
 
-FIXTURES = shared_dir() / "fixtures" / "hudi-rs" / "tables"
+FIXTURES = fixtures_dir() / "hudi-rs" / "tables"
 COMMIT = "20240418173213674"
 BLOOM = dict(bloom_num_entries=60000, bloom_fpp=0.000000001, bloom_dynamic_max_entries=100000)
 

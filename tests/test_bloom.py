@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import shared_dir
+from conftest import fixtures_dir
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +27,7 @@ from hudi_py_source.io.bloom import (
     new_bloom_filter,
 )
 
-FIXTURES = shared_dir() / "fixtures" / "hudi-rs"
+FIXTURES = fixtures_dir() / "hudi-rs"
 COMPLEX_ZIP = FIXTURES / "tables" / "sample_table" / "cow" / "v6_complexkeygen_hivestyle.zip"
 
 

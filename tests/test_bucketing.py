@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import shared_dir
+from conftest import fixtures_dir
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -39,7 +39,7 @@ from hudi_py_source.write.bucketing import (
     small_files,
 )
 
-FIXTURE = shared_dir() / "fixtures" / "hudi-rs" / "tables" / "sample_table" / "cow" / "v6_nonpartitioned.zip"
+FIXTURE = fixtures_dir() / "hudi-rs" / "tables" / "sample_table" / "cow" / "v6_nonpartitioned.zip"
 FIXTURE_FILE_ID = "a079bdb3-731c-4894-b855-abfcd6921007-0"
 
 

@@ -7,11 +7,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import shared_dir
+from conftest import fixtures_dir
 
 from hudi_py_source.timeline.commit_metadata import CommitMetadata, WriteStat, jackson_pretty
 
-TABLES = shared_dir() / "fixtures" / "hudi-rs" / "tables"
+TABLES = fixtures_dir() / "hudi-rs" / "tables"
 JSON_SUFFIXES = (".commit", ".deltacommit", ".replacecommit", ".inflight")
 FIXTURES = [
     "sample_table/cow/v6_simplekeygen_nonhivestyle_overwritetable",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from conftest import shared_dir
+from conftest import fixtures_dir
 
 from hudi_py_source.table.file_names import (
     UNKNOWN_WRITE_TOKEN,
@@ -20,7 +20,7 @@ from hudi_py_source.table.file_names import (
     write_token,
 )
 
-LOG_FIXTURES = str(shared_dir() / "fixtures" / "hudi-rs" / "log_files")
+LOG_FIXTURES = str(fixtures_dir() / "hudi-rs" / "log_files")
 
 
 def test_make_and_parse_base_file_name() -> None:

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import hudi
 import pytest
-from conftest import shared_dir
+from conftest import fixtures_dir
 
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.fs_view import BaseFile, FileSlice, FileSystemView, LogFile
 from hudi_py_source.table.properties import TableProperties
 from hudi_py_source.timeline.active import ActiveTimeline
 
-TABLES = shared_dir() / "fixtures" / "hudi-rs" / "tables" / "sample_table"
+TABLES = fixtures_dir() / "hudi-rs" / "tables" / "sample_table"
 COW = sorted(p.stem for p in (TABLES / "cow").glob("*.zip"))
 MOR = sorted(p.stem for p in (TABLES / "mor" / "parquet").glob("*.zip"))
 OVERWRITE = "cow/v6_simplekeygen_nonhivestyle_overwritetable"

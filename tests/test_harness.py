@@ -9,6 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from conftest import fixtures_dir, unzip_table
 from oracles import (
     META_COLUMNS,
     assert_same_rows,
@@ -68,16 +69,21 @@ def test_fixture_table_unknown_name(fixture_table) -> None:
         fixture_table("cow/v6_nope")
 
 
-def test_fixture_table_honours_pyhudi_shared(fixture_table, monkeypatch, tmp_path: Path) -> None:
-    archive = tmp_path / "elsewhere" / "fixtures" / "hudi-rs" / "tables" / "sample_table" / "cow" / "tiny.zip"
+def test_unzip_table_leaves_out_resource_forks(tmp_path: Path) -> None:
+    archive = tmp_path / "zips" / "tiny.zip"
     archive.parent.mkdir(parents=True)
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("tiny/.hoodie/hoodie.properties", "hoodie.table.name=tiny\n")
         zf.writestr("__MACOSX/tiny/._x", "resource fork")
-    monkeypatch.setenv("PYHUDI_SHARED", str(tmp_path / "elsewhere"))
-    path = Path(fixture_table("cow/tiny"))
+    path = unzip_table(archive, tmp_path / "out")
     assert (path / ".hoodie" / "hoodie.properties").read_text() == "hoodie.table.name=tiny\n"
-    assert not (tmp_path / "fixtures" / "cow" / "__MACOSX").exists()
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["tiny"]
+
+
+def test_vendored_fixtures_carry_their_license() -> None:
+    for folder in ("hudi-rs", "hudi_0_13_0_archive"):
+        assert "Apache License" in (fixtures_dir() / folder / "LICENSE").read_text()
+        assert (fixtures_dir() / folder / "NOTICE").is_file()
 
 
 @pytest.mark.parametrize("name", sorted(KEYS))

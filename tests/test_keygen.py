@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import shared_dir
+from conftest import fixtures_dir
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,7 +29,7 @@ from hudi_py_source.keygen import (
     partition_values,
 )
 
-COW = shared_dir() / "fixtures" / "hudi-rs" / "tables" / "sample_table" / "cow"
+COW = fixtures_dir() / "hudi-rs" / "tables" / "sample_table" / "cow"
 RK = "hoodie.datasource.write.recordkey.field"
 PP = "hoodie.datasource.write.partitionpath.field"
 HIVE = "hoodie.datasource.write.hive_style_partitioning"

@@ -16,7 +16,7 @@ import fastavro
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import shared_dir
+from conftest import fixtures_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -45,7 +45,7 @@ from hudi_py_source.io.log_format import (
 )
 from hudi_py_source.storage import Storage
 
-FIXTURES = shared_dir() / "fixtures" / "hudi-rs"
+FIXTURES = fixtures_dir() / "hudi-rs"
 LOG_FILES = FIXTURES / "log_files"
 
 

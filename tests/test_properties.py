@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import shared_dir
+from conftest import fixtures_dir
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -33,7 +33,7 @@ from hudi_py_source.table.properties import (
     parse_properties,
 )
 
-TABLES = shared_dir() / "fixtures" / "hudi-rs" / "tables"
+TABLES = fixtures_dir() / "hudi-rs" / "tables"
 MOMENT = datetime(2024, 7, 7, 5, 13, 1, 401000, tzinfo=UTC)
 
 

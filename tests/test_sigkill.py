@@ -56,9 +56,10 @@ def version_of(path: str) -> int:
                                        strict=True)))
     if snapshot not in KNOWN or theirs_snapshot != snapshot:
         differ = sorted(set(snapshot) ^ set(theirs_snapshot))
+        timeline = sorted(os.listdir(Path(path, ".hoodie")))
         raise AssertionError(f"no whole snapshot (pyhudi's is {'a' if snapshot in KNOWN else 'no'} known state, "
                              f"{len(snapshot)} rows; hudi-rs {len(theirs_snapshot)} rows); (key, version) pairs "
-                             f"only one reader returned: {differ}; timeline: {sorted(os.listdir(Path(path, '.hoodie')))}")
+                             f"only one reader returned: {differ}; timeline: {timeline}")
     return KNOWN[snapshot]
 
 

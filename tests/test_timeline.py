@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import shared_dir
+from conftest import fixtures_dir
 
 from hudi_py_source.errors import HoodieTimelineError
 from hudi_py_source.storage import Storage
@@ -26,7 +26,7 @@ from hudi_py_source.timeline.instant import (
     parse_instant_time,
 )
 
-TABLES = shared_dir() / "fixtures" / "hudi-rs" / "tables" / "sample_table"
+TABLES = fixtures_dir() / "hudi-rs" / "tables" / "sample_table"
 
 
 def unzip(rel: str, dest: Path) -> Path:
