@@ -228,7 +228,7 @@ class BaseFileWriter:
         self._pending_bytes = 0
         self._flushed_arrow_bytes = 0
         storage.makedirs(posixpath.dirname(rel_path))
-        self._sink = storage.pyarrow_fs().open_output_stream(storage.full(rel_path))
+        self._sink = storage.open_output_stream(rel_path)
         self._dictionary = dictionary
         self._options: dict[str, Any] = {
             "compression": compression,

@@ -22,6 +22,7 @@ from ..io.base_file import (
     LEGACY_BLOOM_FILTER_KEY,
     MAX_RECORD_KEY,
     MIN_RECORD_KEY,
+    open_base_file,
     utf16_sort_bytes,
 )
 from ..io.bloom import load_bloom_filter
@@ -89,8 +90,8 @@ def _column_index(metadata: pq.FileMetaData, column: str) -> int | None:
 
 
 def read_footer_facts(storage: Storage, path: str) -> FooterFacts:
-    with storage.pyarrow_fs().open_input_file(storage.full(path)) as source:
-        return FooterFacts(pq.ParquetFile(source).metadata)
+    with open_base_file(storage, path) as parquet:
+        return FooterFacts(parquet.metadata)
 
 
 def _scalar(value: Any, field_type: pa.DataType) -> pa.Scalar:

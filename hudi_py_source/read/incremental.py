@@ -27,6 +27,7 @@ from ..config import (
     QUERY_TYPE,
     READ_BEGIN_INSTANT,
     READ_END_INSTANT,
+    SKIP_CORRUPT_LOG_BLOCKS,
     SPILLABLE_MAP_PATH,
     HoodieConfig,
 )
@@ -229,7 +230,7 @@ def plan_incremental(storage: Storage, cfg: HoodieConfig, predicates: list[Predi
                     description=f"incremental query over ({begin}, {end}], {len(in_range)} commit(s)")
     if merge_logs:
         plan.merge = merge_config(table.props, cfg.get(MERGE_MAX_MEMORY), cfg.get(SPILLABLE_MAP_PATH))
-        plan.visibility = log_visibility(table.timeline, end)
+        plan.visibility = log_visibility(table.timeline, end, cfg.get(SKIP_CORRUPT_LOG_BLOCKS))
     return plan
 
 

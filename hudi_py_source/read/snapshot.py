@@ -14,6 +14,7 @@ logs may hold keys outside the base file's footer range.
 
 from __future__ import annotations
 
+import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from ..config import (
     SPILLABLE_MAP_PATH,
     HoodieConfig,
 )
-from ..errors import HoodieConfigError, HoodieKeyError
+from ..errors import HoodieConfigError, HoodieKeyError, HoodieTableChangedError
 from ..io.base_file import META_COLUMNS, read_base_file
 from ..io.conform import conform
 from ..keygen import partition_values
@@ -51,6 +52,8 @@ from .predicates import Predicate, conjunction, key_candidates, supports
 from .time_travel import format_query_instant
 
 SPLIT_BYTES = 128 * 1024 * 1024
+READ_ATTEMPTS = 3
+LOG = logging.getLogger(__name__)
 _PRUNABLE_KEYGENS = ("SimpleKeyGenerator", "ComplexKeyGenerator", "NonpartitionedKeyGenerator")
 # Key generators whose record key of a single key field is that field's plain value.
 _PLAIN_KEY_KEYGENS = ("SimpleKeyGenerator", "NonpartitionedKeyGenerator", "TimestampBasedKeyGenerator",
@@ -312,6 +315,19 @@ def _read_merged(plan: ReadPlan, spec: SliceSpec, expression: pc.Expression | No
 
 def read_table(storage: Storage, options: dict | None = None, predicates: list[Predicate] | None = None,
                columns: list[str] | None = None, as_of: str | None = None) -> pa.Table:
+    """Plan and read in this process. A read that loses the race with archival, clean or rollback (a file it
+    planned with is gone) is planned and read again from the new timeline, up to READ_ATTEMPTS times: the
+    answer is always one whole snapshot, the old or the new."""
+    for _ in range(READ_ATTEMPTS - 1):
+        try:
+            return _read_once(storage, options, predicates, columns, as_of)
+        except HoodieTableChangedError as exc:
+            LOG.info("read of %s raced a table change (%s); planning again", storage.base_url, exc)
+    return _read_once(storage, options, predicates, columns, as_of)
+
+
+def _read_once(storage: Storage, options: dict | None, predicates: list[Predicate] | None,
+               columns: list[str] | None, as_of: str | None) -> pa.Table:
     plan = plan_read(storage, options, predicates, as_of)
     plan.columns = columns
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:

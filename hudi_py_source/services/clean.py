@@ -52,9 +52,7 @@ from ..timeline.instant import (
     REQUESTED,
     Instant,
     format_instant_time,
-    new_instant_time,
 )
-from ..write.rollback import last_instant_time
 from .compaction import pending_clustering_file_groups, read_plan
 from .savepoint import savepointed_files
 
@@ -401,7 +399,7 @@ def clean(storage: Storage, options: dict[str, Any] | None = None, now: datetime
     if plan is None:
         return finished[-1] if finished else None
     timeline = table.timeline
-    instant_time = new_instant_time(table.props.timeline_timezone, after=last_instant_time(timeline))
+    instant_time = timeline.new_instant_time(table.props.timeline_timezone)
     requested = timeline.create_requested(instant_time, CLEAN, avro_models.serialize(PLAN, plan))
     return _execute(table, requested, plan)
 

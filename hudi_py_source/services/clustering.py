@@ -45,6 +45,7 @@ from ..config import (
     INDEX_TYPE,
     MERGE_MAX_MEMORY,
     PARQUET_MAX_FILE_SIZE,
+    SKIP_CORRUPT_LOG_BLOCKS,
     SPILLABLE_MAP_PATH,
     HoodieConfig,
     list_fields,
@@ -61,10 +62,10 @@ from ..table.hoodie_table import HoodieTable
 from ..table.properties import refuse_metadata_table
 from ..timeline import avro_models
 from ..timeline.commit_metadata import CommitMetadata, WriteStat
-from ..timeline.instant import REPLACE_COMMIT, REQUESTED, Instant, new_instant_time
+from ..timeline.instant import REPLACE_COMMIT, REQUESTED, Instant
 from ..write.markers import WriteMarkers
 from ..write.new_file_groups import base_file_write_stat, base_file_writer
-from ..write.rollback import last_instant_time, rollback_failed_writes, rollback_instant
+from ..write.rollback import rollback_failed_writes, rollback_instant
 from .compaction import pending_clustering_file_groups, pending_compaction_file_groups, slice_io_metrics
 
 LOG = logging.getLogger("hudi_py_source.clustering")
@@ -230,7 +231,7 @@ def schedule_clustering(storage: Storage | str, options: dict[str, Any] | None =
     groups = groups[:cfg.get(CLUSTERING_MAX_NUM_GROUPS)]
     if not groups:
         return None
-    instant_time = new_instant_time(table.props.timeline_timezone, after=last_instant_time(table.timeline))
+    instant_time = table.timeline.new_instant_time(table.props.timeline_timezone)
     record = _plan_record(storage, cfg, groups)
     table.timeline.create_requested(instant_time, REPLACE_COMMIT,
                                     avro_models.serialize("HoodieRequestedReplaceMetadata", record))
@@ -313,7 +314,7 @@ def _read_group(out: _Output, group: PlannedGroup) -> pa.Table:
     """The group's current records (merge-on-read slices merged), in the table schema with meta columns."""
     table, storage = out.table, out.table.storage
     config = merge_config(table.props, out.cfg.get(MERGE_MAX_MEMORY), out.cfg.get(SPILLABLE_MAP_PATH))
-    visibility = log_visibility(table.timeline, None)
+    visibility = log_visibility(table.timeline, None, out.cfg.get(SKIP_CORRUPT_LOG_BLOCKS))
     parts = []
     for planned in group.slices:
         logs = tuple(p for p in planned.log_paths if storage.exists(p))

@@ -55,12 +55,11 @@ from ..timeline.instant import (
     INFLIGHT,
     REQUESTED,
     Instant,
-    new_instant_time,
     parse_instant_time,
 )
 from ..write.markers import WriteMarkers
 from ..write.new_file_groups import base_file_write_stat, base_file_writer
-from ..write.rollback import last_instant_time, rollback_instant
+from ..write.rollback import rollback_instant
 
 LOG = logging.getLogger("hudi_py_source.compaction")
 PLAN = "HoodieCompactionPlan"
@@ -206,7 +205,7 @@ def schedule_compaction(storage: Storage | str, options: dict[str, Any] | None =
     if not chosen:
         return None
     timeline = table.timeline
-    instant_time = new_instant_time(table.props.timeline_timezone, after=last_instant_time(timeline))
+    instant_time = timeline.new_instant_time(table.props.timeline_timezone)
     timeline.create_requested(instant_time, COMPACTION, avro_models.serialize(PLAN, _plan_record(chosen)))
     LOG.info("scheduled compaction %s of %d file slice(s)", instant_time, len(chosen))
     return instant_time

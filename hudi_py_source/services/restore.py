@@ -31,11 +31,9 @@ from ..timeline.instant import (
     ROLLBACK,
     Instant,
     comparable_action,
-    new_instant_time,
 )
 from ..write.rollback import (
     files_of_instant,
-    last_instant_time,
     resume_pending_rollbacks,
     rollback_instant,
 )
@@ -89,7 +87,7 @@ def schedule_restore(storage: Storage | str, savepoint_time: str) -> str:
         "savepointToRestoreTimestamp": savepoint_time,
     }
     timeline = table.timeline
-    restore_time = new_instant_time(table.props.timeline_timezone, after=last_instant_time(timeline))
+    restore_time = timeline.new_instant_time(table.props.timeline_timezone)
     timeline.create_requested(restore_time, RESTORE, avro_models.serialize(PLAN, plan))
     LOG.info("scheduled restore %s to savepoint %s: %d instant(s) to roll back", restore_time, savepoint_time,
              len(instants))

@@ -245,7 +245,8 @@ class ActiveTimeline:
         self._require_writable()
         self._require_file(instant, INFLIGHT)
         if not content:
-            raise HoodieTimelineError(f"instant {instant.timestamp} ({instant.action}) cannot complete with no metadata")
+            raise HoodieTimelineError(
+                f"instant {instant.timestamp} ({instant.action}) cannot complete with no metadata")
         return self._create(instant.with_state(COMPLETED), content)
 
     def delete_instant_files(self, instant: Instant) -> None:

@@ -45,13 +45,13 @@ from ..table.properties import PAYLOAD_CLASS as RECORDED_PAYLOAD_CLASS
 from ..table.properties import TableProperties, init_table_layout, refuse_metadata_table
 from ..timeline import avro_models
 from ..timeline.commit_metadata import CommitMetadata, WriteStat
-from ..timeline.instant import Instant, new_instant_time
+from ..timeline.instant import Instant
 from .job import MERGE_OPERATIONS, NEW_FILE_OPERATIONS, TaskResult, WriteJob
 from .log_append import logs_of_append_marker
 from .markers import WriteMarkers
 from .new_file_groups import collect_partitions, write_new_file_groups
 from .post_commit import finish_interrupted_inline_services, run_post_commit, validate_post_commit
-from .rollback import last_instant_time, rollback_failed_writes, rollback_instant
+from .rollback import rollback_failed_writes, rollback_instant
 from .schema_evolution import evolve_schema
 from .upsert import WriteProfile, prepare_rows, tag_rows, write_targets
 
@@ -247,7 +247,7 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
 
 def _open_instant(table: HoodieTable, job: WriteJob) -> str:
     timeline = table.timeline
-    instant_time = new_instant_time(table.props.timeline_timezone, after=last_instant_time(timeline))
+    instant_time = timeline.new_instant_time(table.props.timeline_timezone)
     requested = b""
     if job.action == "replacecommit":
         requested = avro_models.serialize(

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ..config import (
     MERGE_MAX_MEMORY,
@@ -30,6 +29,7 @@ from ..io.base_file import (
     RECORD_KEY_COL,
     SEQNO_COL,
     BaseFileWriter,
+    open_base_file,
     read_footer,
     sequence_numbers,
     with_meta_columns,
@@ -105,8 +105,7 @@ def _copy_stored(job: WriteJob, rows: pa.Table, file_name: str) -> pa.Table:
 def _stored_batches(job: WriteJob, path: str) -> Iterator[pa.Table]:
     """The old base file in batches of at most a quarter of the merge's memory bound (and STREAM_ROWS), but
     its file names, which every copied row gets anew."""
-    with job.storage.open_input(path) as handle:
-        parquet = pq.ParquetFile(handle)
+    with open_base_file(job.storage, path) as parquet:
         meta = parquet.metadata
         row_bytes = max(1, sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
                         // max(meta.num_rows, 1))

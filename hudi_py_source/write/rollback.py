@@ -67,11 +67,6 @@ def files_of_instant(table: HoodieTable, instant: Instant) -> list[str]:
     return sorted(p for p in found if table.storage.exists(p))
 
 
-def last_instant_time(timeline: ActiveTimeline) -> str | None:
-    """New instants must sort after every instant on the timeline, whatever its state."""
-    return timeline.instants[-1].timestamp if timeline.instants else None
-
-
 def _rollback_plan(instant: Instant, files: list[str]) -> dict:
     by_partition: dict[str, list[str]] = {}
     for path in files:
