@@ -44,9 +44,13 @@ def _absolute(base_path: str) -> str:
     return os.path.abspath(os.path.expanduser(base_path))
 
 
+ASIDE_PREFIX = ".pyhudi-tmp-"
+
+
 def _aside(path: str) -> str:
-    """A hidden sibling to write into before publishing: no reader parses `.pyhudi-tmp-*` names."""
-    return posixpath.join(posixpath.dirname(path), f".pyhudi-tmp-{uuid.uuid4().hex}")
+    """A hidden sibling to write into before publishing: no reader parses `.pyhudi-tmp-*` names, and a writer
+    that died between writing and publishing leaves one behind for the next writer to delete."""
+    return posixpath.join(posixpath.dirname(path), f"{ASIDE_PREFIX}{uuid.uuid4().hex}")
 
 
 def _mtime(info: dict[str, Any]) -> float:

@@ -99,6 +99,17 @@ def test_timeline_files_are_published_whole_and_exclusively(tmp_path: Path) -> N
     assert sorted(os.listdir(tmp_path / "t" / ".hoodie")) == ["001.commit.requested", "hoodie.properties"]
 
 
+def test_the_next_write_deletes_what_a_dead_writer_left_aside(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    write(path, batch(range(3)), "insert")
+    leftover = Path(path) / ".hoodie" / ".pyhudi-tmp-0123456789abcdef"
+    leftover.write_bytes(b'{"partial": ')
+    assert values(Table(path).read()) == [(f"k{i:03d}", f"v0-{i}") for i in range(3)]
+    write(path, batch(range(3), 1))
+    assert not leftover.exists()
+    assert values(Table(path).read()) == [(f"k{i:03d}", f"v1-{i}") for i in range(3)]
+
+
 def test_a_far_future_instant_is_refused_and_other_tables_keep_their_clock(tmp_path: Path) -> None:
     stray, other = str(tmp_path / "stray"), str(tmp_path / "other")
     write(stray, batch(range(3)), "insert")

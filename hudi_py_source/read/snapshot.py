@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -53,6 +55,7 @@ from .time_travel import format_query_instant
 
 SPLIT_BYTES = 128 * 1024 * 1024
 READ_ATTEMPTS = 3
+T = TypeVar("T")
 LOG = logging.getLogger(__name__)
 _PRUNABLE_KEYGENS = ("SimpleKeyGenerator", "ComplexKeyGenerator", "NonpartitionedKeyGenerator")
 # Key generators whose record key of a single key field is that field's plain value.
@@ -225,7 +228,23 @@ def partition_args(table: HoodieTable) -> dict:
 
 def plan_read(storage: Storage, options: dict | None = None, predicates: list[Predicate] | None = None,
               as_of: str | None = None) -> ReadPlan:
-    """The plan of a snapshot, read-optimized or (with query.type=incremental) incremental query."""
+    """The plan of a snapshot, read-optimized or (with query.type=incremental) incremental query, from one
+    listing of the timeline; planned again when archival or a rollback removed an instant meanwhile."""
+    return _again_if_changed(storage, lambda: _plan_once(storage, options, predicates, as_of))
+
+
+def _again_if_changed(storage: Storage, attempt: Callable[[], T]) -> T:
+    """Run `attempt` again (up to READ_ATTEMPTS times in all) while it loses a race with a table change."""
+    for _ in range(READ_ATTEMPTS - 1):
+        try:
+            return attempt()
+        except HoodieTableChangedError as exc:
+            LOG.info("a read of %s raced a table change (%s); planning it again", storage.base_url, exc)
+    return attempt()
+
+
+def _plan_once(storage: Storage, options: dict | None, predicates: list[Predicate] | None,
+               as_of: str | None) -> ReadPlan:
     cfg = HoodieConfig(options or {})
     query_type = cfg.get(QUERY_TYPE)
     if query_type == "incremental":
@@ -318,17 +337,12 @@ def read_table(storage: Storage, options: dict | None = None, predicates: list[P
     """Plan and read in this process. A read that loses the race with archival, clean or rollback (a file it
     planned with is gone) is planned and read again from the new timeline, up to READ_ATTEMPTS times: the
     answer is always one whole snapshot, the old or the new."""
-    for _ in range(READ_ATTEMPTS - 1):
-        try:
-            return _read_once(storage, options, predicates, columns, as_of)
-        except HoodieTableChangedError as exc:
-            LOG.info("read of %s raced a table change (%s); planning again", storage.base_url, exc)
-    return _read_once(storage, options, predicates, columns, as_of)
+    return _again_if_changed(storage, lambda: _read_once(storage, options, predicates, columns, as_of))
 
 
 def _read_once(storage: Storage, options: dict | None, predicates: list[Predicate] | None,
                columns: list[str] | None, as_of: str | None) -> pa.Table:
-    plan = plan_read(storage, options, predicates, as_of)
+    plan = _plan_once(storage, options, predicates, as_of)
     plan.columns = columns
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         tables = [t for split_tables in pool.map(lambda split: read_split(plan, split), plan.splits)

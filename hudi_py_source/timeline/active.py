@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import HoodieCorruptedDataError, HoodieTableChangedError, HoodieTimelineError
-from ..storage import FileInfo, Storage
+from ..storage import ASIDE_PREFIX, FileInfo, Storage
 from . import avro_models
 from .commit_metadata import CommitMetadata
 from .instant import (
@@ -65,6 +65,7 @@ class ActiveTimeline:
         self.folder = TIMELINE_FOLDER_V2 if layout_version >= 2 else META_FOLDER
         self._by_key: dict[tuple[str, str], Instant] = {}
         self._mtimes: dict[str, float] = {}
+        self.leftovers = [info.path for info in files if info.name.startswith(ASIDE_PREFIX)]
         for info in files:
             instant = parse_instant_file_name(info.name)
             if instant is not None:

@@ -177,8 +177,11 @@ def refuse_pending_restore(table: HoodieTable) -> None:
 
 def rollback_failed_writes(table: HoodieTable) -> list[str]:
     """Roll back every pending write: with a single writer, none of them has a live writer left. A pending
-    clustering is no failed write but a plan still to execute (Hudi leaves it to the clustering service)."""
+    clustering is no failed write but a plan still to execute (Hudi leaves it to the clustering service).
+    Timeline files a dead writer wrote aside and never published go too."""
     refuse_pending_restore(table)
+    for leftover in table.timeline.leftovers:
+        table.storage.delete(leftover)
     rolled: list[str] = []
     table = resume_pending_rollbacks(table)
     for pending in table.timeline.pending():
