@@ -486,3 +486,31 @@ def test_a_table_whose_schema_says_time_millis_keeps_it(tmp_path: Path, table_ty
     with pytest.raises(HoodieSchemaError, match=re.escape("column 'v': its time64[us] values do not convert exactly "
                                                           "to the table's type time32[ms]")):
         table.write(batch(KEYS[:1], 3, pa.array([1], pa.time64("us"))), options(table_type, "upsert"))
+
+
+@pytest.mark.parametrize("table_type", [COW, MOR])
+def test_dictionary_key_and_partition_columns_and_an_int8_ordering_field(tmp_path: Path, table_type: str) -> None:
+    """The columns that make keys, partition paths and the ordering take the stored types too (the upsert's two
+    records of k2 combine by their int8 ordering value)."""
+    url = str(tmp_path / "t")
+    table = Table(url)
+    write = {**options(table_type, "insert"), "hoodie.datasource.write.partitionpath.field": "p",
+             "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator"}
+
+    def rows(ids: list[str], ts: list[int], partitions: list[str], v: list[int]) -> pa.Table:
+        return pa.table({"id": pa.array(ids).dictionary_encode(), "ts": pa.array(ts, pa.int8()),
+                         "p": pa.array(partitions, pa.large_string()).dictionary_encode(),
+                         "v": pa.array(v, pa.uint8())})
+
+    table.write(rows(KEYS[:3], [1, 1, 1], ["a", "b", "a"], [1, 2, 3]), write)
+    table.write(rows(["k1", "k2", "k2", "k3"], [2, 3, -1, 2], ["b", "a", "a", "c"], [4, 5, 6, 255]), {**write,
+                "hoodie.datasource.write.operation": "upsert"})
+    read = table.read()
+    assert read.schema.field("id").type == pa.string() and read.schema.field("ts").type == pa.int32()
+    columns = ["_hoodie_record_key", "_hoodie_partition_path", "id", "ts", "p", "v"]
+    assert sorted(read.select(columns).to_pylist(), key=lambda r: r["id"]) == [
+        {"_hoodie_record_key": "k0", "_hoodie_partition_path": "a", "id": "k0", "ts": 1, "p": "a", "v": 1},
+        {"_hoodie_record_key": "k1", "_hoodie_partition_path": "b", "id": "k1", "ts": 2, "p": "b", "v": 4},
+        {"_hoodie_record_key": "k2", "_hoodie_partition_path": "a", "id": "k2", "ts": 3, "p": "a", "v": 5},
+        {"_hoodie_record_key": "k3", "_hoodie_partition_path": "c", "id": "k3", "ts": 2, "p": "c", "v": 255},
+    ]
