@@ -10,7 +10,7 @@ export SPARK_CONF_DIR := $(CURDIR)/spark-conf
 # Spark's Python workers must run the venv's interpreter (pyarrow, pyhudi), not whatever python3 is on PATH.
 export PYSPARK_PYTHON := $(abspath $(VENV))/bin/python
 
-.PHONY: install java test demo lint bench bench-scale bench-compaction bench-long-run bench-spark-floor
+.PHONY: install java test demo lint bench bench-scale bench-compaction bench-long-run bench-spark-floor kill-test
 
 install: $(VENV)/.installed
 
@@ -56,3 +56,9 @@ bench-spark-floor: $(VENV)/.installed java
 # 300 small commits with table services on and off (COW and MOR): time, files and bytes; bench/results/long_run.json.
 bench-long-run: $(VENV)/.installed
 	$(PYTHON) bench/long_run.py
+
+# SIGKILL a writer with every table service on KILLS times (half COW, half MOR) and check each time that
+# pyhudi and hudi-rs read a whole snapshot, no commit the writer saw return is lost, and the next write works.
+KILLS ?= 500
+kill-test: $(VENV)/.installed
+	cd tests && ../$(PYTHON) test_sigkill.py $(KILLS)

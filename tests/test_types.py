@@ -334,6 +334,16 @@ def test_refused_before_anything_is_written(tmp_path: Path, dtype: pa.DataType, 
     assert not url.exists()
 
 
+@pytest.mark.parametrize(("dtype", "message"), [r[1:] for r in REFUSED[:2]], ids=[r[0] for r in REFUSED[:2]])
+def test_create_table_refuses_what_a_write_refuses(tmp_path: Path, dtype: pa.DataType, message: str) -> None:
+    url = tmp_path / "t"
+    schema = pa.schema([("id", pa.string()), ("part", pa.string()), ("ts", pa.int64()), ("v", dtype)])
+    with pytest.raises(HoodieSchemaError) as refused:
+        create_table(Storage(str(url)), options(COW, "insert"), schema)
+    assert str(refused.value) == message
+    assert not url.exists()
+
+
 def _table_with_ints(url: str, table_type: str) -> Table:
     table = Table(url)
     table.write(batch(KEYS[:3], 1, pa.array([1, None, 3], pa.int8())), options(table_type, "insert"))

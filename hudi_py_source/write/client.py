@@ -36,7 +36,7 @@ from ..config import (
     list_fields,
 )
 from ..errors import HoodieConfigError, HoodieTableError
-from ..io.avro_schema import arrow_to_avro, create_schema_json, to_json
+from ..io.avro_schema import arrow_to_avro, create_schema_json, stored_schema, to_json
 from ..keygen import key_generator
 from ..merge.payload import DEFAULT_PAYLOAD
 from ..storage import Storage
@@ -199,8 +199,9 @@ def create_table(storage: Storage, options: dict[str, Any], schema: pa.Schema) -
     cfg = HoodieConfig(options)
     _validate_new_write(cfg, "insert", schema)
     name = cfg.require(TABLE_NAME)
+    stored = stored_schema(schema)
     ensure_not_foreign(storage)
-    init_table_layout(storage, _new_table_properties(cfg, schema, arrow_to_avro(schema, f"{name}_record",
+    init_table_layout(storage, _new_table_properties(cfg, stored, arrow_to_avro(stored, f"{name}_record",
                                                                                  f"hoodie.{name}")))
 
 
