@@ -186,3 +186,18 @@ def test_equal_ordering_values_keep_the_last_record_in_the_core_and_through_spar
     assert values(Table(str(tmp_path / "core")).read()) == expected
     assert sorted((r["id"], r["v"]) for r in spark.read.format("pyhudi").load(str(tmp_path / "spark")).collect()) == (
         expected)
+
+
+@pytest.mark.parametrize("index", ["BLOOM", "SIMPLE"])
+def test_an_upsert_into_a_damaged_base_file_names_it_and_changes_nothing(tmp_path: Path, index: str) -> None:
+    path = str(tmp_path / "t")
+    write(path, batch(range(6)), "insert")
+    damaged = next((Path(path) / "p0").glob("*.parquet"))
+    intact = damaged.read_bytes()
+    damaged.write_bytes(intact[: len(intact) // 2])
+    with pytest.raises(HoodieCorruptedDataError, match=f"p0/{damaged.name}"):
+        write(path, batch(range(6), 1), **{"hoodie.index.type": index})
+    damaged.write_bytes(intact)
+    assert values(Table(path).read()) == [(f"k{i:03d}", f"v0-{i}") for i in range(6)]
+    write(path, batch(range(6), 1), **{"hoodie.index.type": index})
+    assert values(Table(path).read()) == [(f"k{i:03d}", f"v1-{i}") for i in range(6)]

@@ -65,7 +65,7 @@ _REPEATING_META = {COMMIT_TIME_COL: True, PARTITION_PATH_COL: True, FILE_NAME_CO
                    RECORD_KEY_COL: False}
 # What reading a damaged or vanished parquet file raises: Arrow's errors (ArrowInvalid for a bad footer or
 # page, ArrowIOError, ...) and the file system's.
-_UNREADABLE = (pa.ArrowException, OSError)
+UNREADABLE_ERRORS = (pa.ArrowException, OSError)
 
 
 def meta_schema_fields() -> list[pa.Field]:
@@ -417,7 +417,7 @@ def open_base_file(storage: Storage, rel_path: str) -> Iterator[pq.ParquetFile]:
     try:
         with storage.pyarrow_fs().open_input_file(storage.full(rel_path)) as source:
             yield pq.ParquetFile(source)
-    except _UNREADABLE as exc:
+    except UNREADABLE_ERRORS as exc:
         raise base_file_error(rel_path, exc) from exc
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from ..config import (
     MERGE_MAX_MEMORY,
@@ -28,8 +29,9 @@ from ..io.base_file import (
     PARTITION_PATH_COL,
     RECORD_KEY_COL,
     SEQNO_COL,
+    UNREADABLE_ERRORS,
     BaseFileWriter,
-    open_base_file,
+    base_file_error,
     read_footer,
     sequence_numbers,
     with_meta_columns,
@@ -104,8 +106,18 @@ def _copy_stored(job: WriteJob, rows: pa.Table, file_name: str) -> pa.Table:
 
 def _stored_batches(job: WriteJob, path: str) -> Iterator[pa.Table]:
     """The old base file in batches of at most a quarter of the merge's memory bound (and STREAM_ROWS), but
-    its file names, which every copied row gets anew."""
-    with open_base_file(job.storage, path) as parquet:
+    its file names, which every copied row gets anew. Read through the storage's Python file: through Arrow's
+    native file the merge's peak memory grew with the file (tests/test_merge_memory.py). A file that cannot
+    be read fails naming it."""
+    try:
+        yield from _read_stored(job, path)
+    except UNREADABLE_ERRORS as exc:
+        raise base_file_error(path, exc) from exc
+
+
+def _read_stored(job: WriteJob, path: str) -> Iterator[pa.Table]:
+    with job.storage.open_input(path) as handle:
+        parquet = pq.ParquetFile(handle)
         meta = parquet.metadata
         row_bytes = max(1, sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
                         // max(meta.num_rows, 1))
