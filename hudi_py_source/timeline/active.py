@@ -7,7 +7,8 @@ A completed file is never empty: it says what the instant published (which files
 replaced, which a clean deleted). An empty one is a torn write (a crash of a writer that did not
 publish atomically) and reading on without it would resurrect replaced file groups, so loading
 the timeline stops there with an error naming the file and the repair. Cleans are the exception:
-old Hudi writers left empty completed cleans behind, and a clean's metadata changes no read.
+a clean's metadata changes no read, and its readers (cleaner, archival, incremental queries) take an
+empty one as a clean that recorded nothing.
 """
 
 from __future__ import annotations
