@@ -199,3 +199,22 @@ def test_a_crash_at_every_mutation_leaves_the_last_committed_state(tmp_path: Pat
     for k in range(1, len(counting.mutations) + 1):
         crash_run(base, tmp_path / "work", scenario, table_type, savepoint, k, before, after, steps)
     print(f"crash points covered: {scenario.name} {table_type} {len(counting.mutations)}")
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_crash_at_every_mutation_of_the_first_write_leaves_no_table_or_the_whole_one(tmp_path: Path,
+                                                                                       table_type: str) -> None:
+    counting = FaultInjectingStorage(str(tmp_path / "count"))
+    Table(counting).write(batch(list(range(6)), 0), options(table_type, "insert"))
+    whole = rows_of(Table(str(tmp_path / "count")).read())
+    for k in range(1, len(counting.mutations) + 1):
+        work = tmp_path / f"work{k}"
+        with pytest.raises(InjectedCrash):
+            Table(FaultInjectingStorage(str(work), crash_at=k)).write(batch(list(range(6)), 0),
+                                                                     options(table_type, "insert"))
+        where = f"first write on {table_type} crashed at mutation {k}"
+        committed = (work / ".hoodie" / "hoodie.properties").exists() and bool(completed_instants(str(work)))
+        if (work / ".hoodie" / "hoodie.properties").exists():
+            assert_reads(str(work), whole if committed else {}, where)
+        recover_and_write(str(work), SCENARIOS[0], table_type, "", whole if committed else {}, where)
+    print(f"crash points covered: first write {table_type} {len(counting.mutations)}")

@@ -24,10 +24,13 @@ def table_exists(storage: Storage) -> bool:
 
 
 def ensure_not_foreign(storage: Storage) -> None:
-    """Refuse to create a table over a folder that already holds other data."""
+    """Refuse to create a table over a folder that already holds other data. A `.hoodie` folder with no file in
+    it is a creation a crash interrupted before hoodie.properties: the new table is created over it."""
     if table_exists(storage):
         return
     names = sorted([f.path for f in storage.list("")] + storage.list_dirs(""))
+    if names == [META_FOLDER] and not storage.walk_files(META_FOLDER):
+        return
     if names:
         raise HoodieTableError(
             f"{storage.base_url} is not a Hudi table (no .hoodie/hoodie.properties) but is not empty "
