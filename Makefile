@@ -10,7 +10,7 @@ export SPARK_CONF_DIR := $(CURDIR)/spark-conf
 # Spark's Python workers must run the venv's interpreter (pyarrow, pyhudi), not whatever python3 is on PATH.
 export PYSPARK_PYTHON := $(abspath $(VENV))/bin/python
 
-.PHONY: install java test demo lint bench bench-scale bench-compaction bench-long-run bench-spark-floor kill-test
+.PHONY: install java apache-hudi test demo lint bench bench-scale bench-compaction bench-long-run bench-spark-floor kill-test
 
 install: $(VENV)/.installed
 
@@ -24,7 +24,27 @@ java:
 		$(SUDO) apt-get update && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y openjdk-17-jre-headless; }
 
-test: $(VENV)/.installed java
+# Apache Hudi itself as a writer and reader for the interop tests: pyspark 3.5 in its own venv (the Hudi
+# bundles on Maven Central are built for Spark 3.5 / Scala 2.12) and the bundles, each fetched only when
+# missing and checked against Maven Central's .sha1. PYHUDI_JARS moves the jar cache.
+HUDI_VENV ?= .venv-hudi
+PYHUDI_JARS ?= $(HOME)/.cache/pyhudi/jars
+export PYHUDI_JARS
+HUDI_BUNDLES := $(PYHUDI_JARS)/hudi-spark3.5-bundle_2.12-0.15.0.jar $(PYHUDI_JARS)/hudi-spark3.5-bundle_2.12-1.2.0.jar
+
+apache-hudi: $(HUDI_VENV)/.installed $(HUDI_BUNDLES) java
+	$(HUDI_VENV)/bin/python tests/apache_hudi/bundles.py check
+
+$(HUDI_VENV)/.installed: tests/apache_hudi/requirements.txt
+	test -x $(HUDI_VENV)/bin/python || python3 -m venv $(HUDI_VENV)
+	echo '*' > $(HUDI_VENV)/.gitignore
+	$(HUDI_VENV)/bin/python -m pip install -r tests/apache_hudi/requirements.txt
+	touch $@
+
+$(PYHUDI_JARS)/%.jar:
+	python3 tests/apache_hudi/bundles.py fetch $@
+
+test: $(VENV)/.installed java apache-hudi
 	$(PYTHON) -m pytest $(PYTEST_ARGS)
 
 demo: $(VENV)/.installed java
