@@ -46,11 +46,11 @@ class StagedMessage(WriterCommitMessage):
 
 
 class PyHudiStreamWriter(DataSourceStreamArrowWriter):
-    """Built once for the query's tasks and again for every commit, so it only holds options."""
+    """Built once for the query's tasks and again for every commit, so it only holds options; the table path
+    among them is made absolute here, on the driver, so every commit writes the same folder."""
 
     def __init__(self, options: dict[str, Any], schema: StructType, overwrite: bool) -> None:
-        _storage(options)
-        self.options = options
+        self.options = {**options, "path": _storage(options).base_url}
         self.arrow_schema = to_arrow_schema(schema, timezone="UTC")
         self.mode = "overwrite" if overwrite else "append"
 
