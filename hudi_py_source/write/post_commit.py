@@ -52,6 +52,8 @@ def finish_interrupted_inline_services(storage: Storage, cfg: HoodieConfig) -> l
     compaction's new slice, which readers that ignore pending compactions (hudi-rs) cannot see. The inline
     service of this write would run them only after its commit, so they are finished now (an interrupted
     attempt rolled back first, from its plan). Returns the instants completed."""
+    if not (cfg.get(COMPACT_INLINE) or cfg.get(CLUSTERING_INLINE)):
+        return []
     table = HoodieTable.load(storage)
     done: list[str] = []
     if cfg.get(COMPACT_INLINE) and table.timeline.pending_compactions():
