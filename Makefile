@@ -10,7 +10,7 @@ export SPARK_CONF_DIR := $(CURDIR)/spark-conf
 # Spark's Python workers must run the venv's interpreter (pyarrow, pyhudi), not whatever python3 is on PATH.
 export PYSPARK_PYTHON := $(abspath $(VENV))/bin/python
 
-.PHONY: install java apache-hudi test demo lint bench bench-scale bench-compaction bench-long-run bench-spark-floor kill-test
+.PHONY: install java apache-hudi test test-fast demo lint bench bench-scale bench-compaction bench-long-run bench-spark-floor kill-test
 
 install: $(VENV)/.installed
 
@@ -46,6 +46,10 @@ $(PYHUDI_JARS)/%.jar:
 
 test: $(VENV)/.installed java apache-hudi
 	$(PYTHON) -m pytest $(PYTEST_ARGS)
+
+# The fast loop: the core without the JVM, S3 or the long runs.
+test-fast: $(VENV)/.installed
+	$(PYTHON) -m pytest -q -m "not spark and not apache_hudi and not s3 and not slow" $(PYTEST_ARGS)
 
 demo: $(VENV)/.installed java
 	@test -f examples/quickstart.py || { echo "examples/quickstart.py is not written yet"; exit 1; }

@@ -23,6 +23,8 @@ from hudi_py_source import Table
 from hudi_py_source.table.hoodie_table import HoodieTable
 from hudi_py_source.timeline.instant import WRITE_ACTIONS
 
+pytestmark = pytest.mark.slow
+
 Rows = dict[str, tuple[str, str]]
 
 BASE_OPTIONS = {

@@ -22,6 +22,8 @@ from oracles import hudi_rs_read, sorted_rows
 
 from hudi_py_source import Table
 
+pytestmark = pytest.mark.slow
+
 KEYS = 400
 PARTITIONS = 4
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("val", pa.float64()), ("dt", pa.string()),

@@ -17,6 +17,8 @@ from versioned_writer import batch, options, states
 
 from hudi_py_source import Table
 
+pytestmark = pytest.mark.slow
+
 READS = 600
 MAX_COMMITS = 400
 

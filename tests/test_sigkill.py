@@ -28,6 +28,8 @@ from versioned_writer import states
 
 from hudi_py_source import Table
 
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 KNOWN = states(20000)
 ROUNDS_IN_SUITE = 12

@@ -10,6 +10,7 @@ Spark's view of the same types is checked through the pyhudi data source.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from hudi_py_source import Table
 from hudi_py_source.errors import HoodieSchemaError
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.file_names import parse_log_file_name
+from hudi_py_source.table.properties import TableProperties
 from hudi_py_source.write.client import create_table
 
 UTC = dt.UTC
@@ -480,11 +482,18 @@ def test_spark_reads_every_stored_type(spark, tmp_path: Path, table_type: str) -
 
 @pytest.mark.parametrize("table_type", [COW, MOR])
 def test_a_table_whose_schema_says_time_millis_keeps_it(tmp_path: Path, table_type: str) -> None:
-    """Tables typed time-millis (Flink's TIME, or CREATE TABLE with time32) stay so: writes of any time type are
-    cast to time32[ms], exactly or refused, and the commits keep the table's Avro type."""
+    """Tables typed time-millis (Flink's TIME) stay so: writes of any time type are cast to time32[ms], exactly
+    or refused, and the commits keep the table's Avro type. pyhudi itself creates time-micros columns, so the
+    table's create schema is set to time-millis as another writer would leave it."""
     url = str(tmp_path / "t")
-    schema = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.time32("ms"))])
+    schema = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.time64("us"))])
     create_table(Storage(url), options(table_type, "insert"), schema)
+    props = TableProperties.load(Storage(url))
+    create_schema = json.loads(props.get("hoodie.table.create.schema"))
+    for field in create_schema["fields"]:
+        if field["name"] == "v":
+            field["type"] = ["null", {"type": "int", "logicalType": "time-millis"}]
+    props.update(Storage(url), {"hoodie.table.create.schema": json.dumps(create_schema)})
     table = Table(url)
     table.write(batch(KEYS[:3], 1, pa.array([1, None, 2], pa.time32("s"))), options(table_type, "insert"))
     table.write(batch(KEYS[1:], 2, pa.array([5_000_000, None, 0], pa.time64("ns"))), options(table_type, "upsert"))
