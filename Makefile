@@ -62,7 +62,7 @@ lint: $(VENV)/.installed
 # ROWS=200000 for a quick run; results in bench/results/latest.json.
 ROWS ?= 2000000
 
-bench: $(VENV)/.installed java
+bench: $(VENV)/.installed java apache-hudi
 	$(PYTHON) bench/run.py --rows $(ROWS)
 
 # The 200k upsert into 2M- and 10M-row tables, COW and MOR; results in bench/results/scale.json.

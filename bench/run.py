@@ -13,7 +13,18 @@ Spark 4.3 gives a Python source no column projection, so C and D are also timed 
 user schema of the columns they use; those figures are printed apart and saved beside the output as
 user_schema.json.
 
-Usage: python bench/run.py [--rows N] [--out bench/results/latest.json]
+Apache Hudi itself (the Java implementation, through its Spark datasource) runs the same steps on the same
+cached input files: bench/apache_hudi.py in a subprocess under .venv-hudi (`make apache-hudi`: pyspark 3.5,
+since Hudi's bundles on Maven Central are built for Spark 3.5), one Spark session per release with the main
+run's master (local[2]), driver memory and JVM options. Each step is timed in that session around the
+Spark action alone, after an untimed rehearsal of the four steps on 1000 rows, and its peak RSS is that
+process tree's (Python driver and JVM). Per release (default 0.15.0, which writes table version 6 like
+pyhudi; --apache-hudi 0.15.0,1.2.0 adds 1.2.0) four systems, `apache-hudi-<release>-cow`, `-cow-tuned`,
+`-mor` and `-mor-tuned`: Hudi's default options (gzip, metadata table, 100 MB small-file limit) and
+HUDI_TUNED (see the reason for each there). Their answers are checked like the others'. At 2M rows the
+0.15.0 part takes about 4-8 minutes (session start, rehearsals, A-D of four systems).
+
+Usage: python bench/run.py [--rows N] [--out bench/results/latest.json] [--apache-hudi VERSIONS]
 """
 
 from __future__ import annotations
@@ -22,8 +33,8 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -35,6 +46,8 @@ import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from session import bench_session
+from timing import PeakRss as PeakRss  # re-exported: scale.py and compaction.py import it from here
+from timing import Step, run_step
 from workload import cached, ground_truth, point_keys
 
 from hudi_py_source import Table
@@ -51,6 +64,30 @@ OPTIONS = {
 }
 MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.parquet.small.file.limit": "0"}
 
+REPO = Path(__file__).resolve().parent.parent
+HUDI_PYTHON = REPO / os.environ.get("HUDI_VENV", ".venv-hudi") / "bin" / "python"
+# Apache Hudi's defaults but for the table's identity (OPTIONS without the codec: Hudi's default is gzip).
+HUDI_DEFAULT = {k: v for k, v in OPTIONS.items() if k != "hoodie.parquet.compression.codec"}
+# Tuned for this workload on 2 local cores, still writing the table pyhudi writes (meta fields populated:
+# hoodie.populate.meta.fields=false would skip them, a smaller table with no incremental queries). Already
+# Hudi's defaults in 0.15 and 1.2, so not repeated: bulk_insert through the row writer
+# (hoodie.datasource.write.row.writer.enable=true) without sorting (hoodie.bulkinsert.sort.mode=NONE), the
+# SIMPLE index (pyhudi's too; the updates hit every file, so BLOOM's range pruning has nothing to skip),
+# and shuffle parallelism inferred from the input (0), which on local[2] is 2 tasks, one per core. The MOR
+# system also takes MOR's small-file setting, as pyhudi-mor does.
+HUDI_TUNED = {
+    **HUDI_DEFAULT,
+    # The codec every other system writes; gzip (Hudi's default) makes each write several times slower.
+    "hoodie.parquet.compression.codec": "snappy",
+    # No metadata table, as pyhudi's default: on a local disk listing 8 partitions costs less than writing
+    # the metadata table's files partition (a MOR table with its own timeline) at every commit.
+    "hoodie.metadata.enable": "false",
+}
+# Spark settings the Apache Hudi session copies from the main run's, so both run on the same cores and memory.
+SHARED_SPARK_CONF = ("spark.master", "spark.driver.memory", "spark.driver.extraJavaOptions",
+                     "spark.sql.shuffle.partitions", "spark.sql.session.timeZone", "spark.ui.enabled",
+                     "spark.ui.showConsoleProgress", "spark.driver.host", "spark.driver.bindAddress")
+
 
 @dataclass
 class Result:
@@ -62,64 +99,18 @@ class Result:
     check_ok: bool
 
 
-def _tree_rss_bytes() -> int:
-    """RSS of this process and its descendants, from /proc."""
-    children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            pid, ppid, pages = int(entry), int(fields[1]), int(fields[21])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(pid)
-        rss[pid] = pages * os.sysconf("SC_PAGE_SIZE")
-    total, todo = 0, [os.getpid()]
-    while todo:
-        pid = todo.pop()
-        total += rss.get(pid, 0)
-        todo.extend(children.get(pid, []))
-    return total
+def measure(system: str, step: str, action: Step, truth: dict) -> Result:
+    """Run one step (timing.run_step) and check its answer."""
+    seconds, answer, peak_mb = run_step(action)
+    return checked(system, step, seconds, answer, peak_mb, truth)
 
 
-class PeakRss:
-    """Samples the process tree's RSS in a thread while a step runs."""
-
-    def __enter__(self) -> PeakRss:
-        self.peak = _tree_rss_bytes()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
-        return self
-
-    def _sample(self) -> None:
-        while not self._stop.wait(0.05):
-            self.peak = max(self.peak, _tree_rss_bytes())
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
-Step = Callable[[], float | int] | tuple[Callable[[], object], Callable[[], int]]
-
-
-def measure(system: str, step: str, action: Step, check: Callable[[float], bool]) -> Result:
-    """Run one step and check its answer: a read returns it; a write is a (write, count) pair whose count,
-    the table's rows afterwards, is taken untimed."""
-    timed, answer_of = action if isinstance(action, tuple) else (action, None)
-    with PeakRss() as rss:
-        start = time.perf_counter()
-        answer = timed()
-        seconds = time.perf_counter() - start
-    if answer_of is not None:
-        answer = answer_of()
-    ok = check(answer)
-    result = Result(system, step, round(seconds, 3), int(answer), round(rss.peak / 2**20, 1), ok)
-    print(f"  {system:16s} {step}  {seconds:7.2f} s  {result.peak_rss_mb:8.0f} MB  {'ok' if ok else 'WRONG'}",
+def checked(system: str, step: str, seconds: float, answer: float | int, peak_mb: float, truth: dict) -> Result:
+    """A step's Result, its answer checked against the ground truth (C's rows: the table's), printed as it comes."""
+    ok = _checks(truth)[step](answer)
+    rows = truth["rows_after_B"] if step == "C" else int(answer)
+    result = Result(system, step, round(seconds, 3), rows, round(peak_mb, 1), ok)
+    print(f"  {system:26s} {step}  {seconds:7.2f} s  {result.peak_rss_mb:8.0f} MB  {'ok' if ok else 'WRONG'}",
           flush=True)
     return result
 
@@ -138,19 +129,14 @@ def _sum_ok(truth: dict) -> Callable[[float], bool]:
     return lambda total: round(total, 3) == truth["sum_d0"]
 
 
+def _checks(truth: dict) -> dict[str, Callable[[float], bool]]:
+    """Each step's check of its answer against the workload's ground truth."""
+    return {"A": lambda n: n == truth["rows_after_A"], "B": lambda n: n == truth["rows_after_B"],
+            "C": _sum_ok(truth), "D": lambda n: n == truth["point_hits"]}
+
+
 def _run_steps(system: str, inp: Inputs, steps: dict[str, Step]) -> list[Result]:
-    truth = inp.truth
-    checks: dict[str, Callable] = {
-        "A": lambda n: n == truth["rows_after_A"], "B": lambda n: n == truth["rows_after_B"],
-        "C": _sum_ok(truth), "D": lambda n: n == truth["point_hits"],
-    }
-    out = []
-    for step, action in steps.items():
-        result = measure(system, step, action, checks[step])
-        if step == "C":
-            result.rows = truth["rows_after_B"]
-        out.append(result)
-    return out
+    return [measure(system, step, action, inp.truth) for step, action in steps.items()]
 
 
 def spark_parquet(inp: Inputs) -> list[Result]:
@@ -250,12 +236,51 @@ def delta_rs(inp: Inputs) -> list[Result]:
     return results
 
 
+def hudi_systems(version: str) -> dict[str, dict[str, str]]:
+    """Apache Hudi `version`'s four systems (COW, MOR; default and tuned options), named for the JSON."""
+    name = f"apache-hudi-{version.rsplit('.', 1)[0]}"
+    mor = {"hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    return {f"{name}-cow": HUDI_DEFAULT, f"{name}-cow-tuned": HUDI_TUNED,
+            f"{name}-mor": {**HUDI_DEFAULT, **mor}, f"{name}-mor-tuned": {**HUDI_TUNED, **MOR}}
+
+
+def _hudi_env() -> dict[str, str]:
+    """The subprocess's environment: none of the main venv's Spark settings, the harness's quiet log4j2
+    (errors only) and Python workers of .venv-hudi."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_")) and k != "PYTHONPATH"}
+    env["SPARK_CONF_DIR"] = str(REPO / "tests" / "apache_hudi" / "conf")
+    env["PYSPARK_PYTHON"] = str(HUDI_PYTHON)
+    return env
+
+
+def apache_hudi(inp: Inputs, version: str, spark_conf: dict[str, str]) -> list[Result]:
+    """Steps A-D of Apache Hudi `version` (bench/apache_hudi.py under .venv-hudi's Spark 3.5, in a subprocess
+    that times each step in its own warm session and samples its own RSS); the answers are checked here."""
+    work = Path(inp.work) / f"apache-hudi-{version}"
+    work.mkdir()
+    spec = {"version": version, "base": inp.base_path, "upsert": inp.upsert_path, "keys": inp.keys,
+            "work": str(work), "spark_conf": spark_conf, "systems": hudi_systems(version)}
+    spec_file, result_file = work / "spec.json", work / "result.json"
+    spec_file.write_text(json.dumps(spec))
+    command = [str(HUDI_PYTHON), str(REPO / "bench" / "apache_hudi.py"), str(spec_file), str(result_file)]
+    start = time.perf_counter()
+    proc = subprocess.run(command, env=_hudi_env(), check=False)
+    if proc.returncode:
+        raise SystemExit(f"Apache Hudi {version} exited {proc.returncode} (its stderr is above)")
+    print(f"Apache Hudi {version}: {time.perf_counter() - start:.0f} s in all (JVM start, rehearsals, steps, "
+          "counts)", flush=True)
+    results = [checked(r["system"], r["step"], r["seconds"], r["answer"], r["peak_rss_mb"], inp.truth)
+               for r in json.loads(result_file.read_text())]
+    shutil.rmtree(work, ignore_errors=True)
+    return results
+
+
 def print_table(results: list[Result], baseline: list[Result] | None = None) -> None:
     base = {r.step: r.seconds for r in (baseline or results) if r.system == BASELINE}
-    print(f"\n{'system':20s} step  {'seconds':>8s}  {'vs spark':>8s}  {'peak MB':>8s}  check")
+    print(f"\n{'system':26s} step  {'seconds':>8s}  {'vs spark':>8s}  {'peak MB':>8s}  check")
     for r in results:
         ratio = r.seconds / base[r.step] if base.get(r.step) else float("nan")
-        print(f"{r.system:20s} {r.step:4s}  {r.seconds:8.2f}  {ratio:7.2f}x  {r.peak_rss_mb:8.0f}  "
+        print(f"{r.system:26s} {r.step:4s}  {r.seconds:8.2f}  {ratio:7.2f}x  {r.peak_rss_mb:8.0f}  "
               f"{'ok' if r.check_ok else 'WRONG'}")
 
 
@@ -277,6 +302,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "latest.json"))
+    parser.add_argument("--apache-hudi", default="0.15.0", metavar="VERSIONS",
+                        help="comma-separated Apache Hudi releases to run (0.15.0, 1.2.0); empty for none")
     args = parser.parse_args()
     truth = ground_truth(args.rows)
     work = tempfile.mkdtemp(prefix="pyhudi-bench-")
@@ -289,10 +316,13 @@ def main() -> None:
     cow, cow_pruned = pyhudi_spark(inp, "pyhudi-cow", {})
     mor, mor_pruned = pyhudi_spark(inp, "pyhudi-mor", MOR)
     results += cow + mor
+    spark_conf = {k: v for k, v in spark.sparkContext.getConf().getAll() if k in SHARED_SPARK_CONF}
     spark.stop()
     core_cow, _ = pyhudi_core(inp, "pyhudi-core-cow", {})
     core_mor, compaction = pyhudi_core(inp, "pyhudi-core-mor", MOR)
     results += core_cow + core_mor + delta_rs(inp)
+    for version in filter(None, args.apache_hudi.split(",")):
+        results += apache_hudi(inp, version, spark_conf)
     print_table(results)
     print("\nThrough Spark with a user schema of the columns read (.schema('d0 double') for C, 'id string' for D):")
     print_table(cow_pruned + mor_pruned, results)
