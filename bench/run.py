@@ -22,7 +22,8 @@ process tree's (Python driver and JVM). Per release (default 0.15.0, which write
 pyhudi; --apache-hudi 0.15.0,1.2.0 adds 1.2.0) four systems, `apache-hudi-<release>-cow`, `-cow-tuned`,
 `-mor` and `-mor-tuned`: Hudi's default options (gzip, metadata table, 100 MB small-file limit) and
 HUDI_TUNED (see the reason for each there). Their answers are checked like the others'. At 2M rows the
-0.15.0 part takes about 4-8 minutes (session start, rehearsals, A-D of four systems).
+0.15.0 part took 284 s on a shared 2-core machine (JVM start, rehearsals, A-D of four systems and their
+counts); 1.2.0 is slower still, hence not run by default.
 
 Usage: python bench/run.py [--rows N] [--out bench/results/latest.json] [--apache-hudi VERSIONS]
 """
@@ -100,19 +101,18 @@ class Result:
 
 
 def measure(system: str, step: str, action: Step, truth: dict) -> Result:
-    """Run one step (timing.run_step) and check its answer."""
-    seconds, answer, peak_mb = run_step(action)
-    return checked(system, step, seconds, answer, peak_mb, truth)
+    """Run one step (timing.run_step), check its answer and print it as it comes."""
+    result = checked(system, step, *run_step(action), truth)
+    print(f"  {system:26s} {step}  {result.seconds:7.2f} s  {result.peak_rss_mb:8.0f} MB  "
+          f"{'ok' if result.check_ok else 'WRONG'}", flush=True)
+    return result
 
 
 def checked(system: str, step: str, seconds: float, answer: float | int, peak_mb: float, truth: dict) -> Result:
-    """A step's Result, its answer checked against the ground truth (C's rows: the table's), printed as it comes."""
+    """A step's Result, its answer checked against the ground truth (C's rows: the table's)."""
     ok = _checks(truth)[step](answer)
     rows = truth["rows_after_B"] if step == "C" else int(answer)
-    result = Result(system, step, round(seconds, 3), rows, round(peak_mb, 1), ok)
-    print(f"  {system:26s} {step}  {seconds:7.2f} s  {result.peak_rss_mb:8.0f} MB  {'ok' if ok else 'WRONG'}",
-          flush=True)
-    return result
+    return Result(system, step, round(seconds, 3), rows, round(peak_mb, 1), ok)
 
 
 @dataclass
@@ -267,10 +267,12 @@ def apache_hudi(inp: Inputs, version: str, spark_conf: dict[str, str]) -> list[R
     proc = subprocess.run(command, env=_hudi_env(), check=False)
     if proc.returncode:
         raise SystemExit(f"Apache Hudi {version} exited {proc.returncode} (its stderr is above)")
-    print(f"Apache Hudi {version}: {time.perf_counter() - start:.0f} s in all (JVM start, rehearsals, steps, "
-          "counts)", flush=True)
+    elapsed = time.perf_counter() - start
     results = [checked(r["system"], r["step"], r["seconds"], r["answer"], r["peak_rss_mb"], inp.truth)
                for r in json.loads(result_file.read_text())]
+    wrong = [f"{r.system} {r.step}" for r in results if not r.check_ok]
+    print(f"Apache Hudi {version}: {elapsed:.0f} s in all (JVM start, rehearsals, steps, counts); answers: "
+          f"{'WRONG ' + ', '.join(wrong) if wrong else 'all ok'}", flush=True)
     shutil.rmtree(work, ignore_errors=True)
     return results
 
@@ -305,6 +307,8 @@ def main() -> None:
     parser.add_argument("--apache-hudi", default="0.15.0", metavar="VERSIONS",
                         help="comma-separated Apache Hudi releases to run (0.15.0, 1.2.0); empty for none")
     args = parser.parse_args()
+    if args.apache_hudi and not HUDI_PYTHON.exists():
+        raise SystemExit(f"{HUDI_PYTHON} is missing: run `make apache-hudi` (or pass --apache-hudi '')")
     truth = ground_truth(args.rows)
     work = tempfile.mkdtemp(prefix="pyhudi-bench-")
     spark = bench_session("pyhudi-bench")
