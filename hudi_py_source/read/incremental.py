@@ -51,6 +51,7 @@ from .snapshot import (
     prune_slices,
     record_key_candidates,
 )
+from .time_travel import earliest_retained
 
 COMMIT_TIME_COLUMN = "_hoodie_commit_time"
 _WRITE_ACTIONS = (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)
@@ -154,12 +155,6 @@ def _slice(partition: str, file_id: str, written: _Written, sizes: dict[str, int
     return file_slice
 
 
-def _earliest_retained(table: HoodieTable) -> str | None:
-    """earliestCommitToRetain of the last completed clean: older commits may have lost files."""
-    last = table.timeline.last_clean()
-    return (last[1].get("earliestCommitToRetain") or None) if last else None
-
-
 def _check_retained(table: HoodieTable, begin: str, end: str, all_commits: list[str],
                     missing: dict[str, str]) -> None:
     """Fail when the range reaches into cleaned history, naming the first begin that avoids it."""
@@ -170,7 +165,7 @@ def _check_retained(table: HoodieTable, begin: str, end: str, all_commits: list[
         earliest = max(earliest, missing[path])
         reasons.append(f"{len(missing)} file(s) written in the range were cleaned, e.g. {path} "
                        f"(written by commit {missing[path]})")
-    retained = _earliest_retained(table)
+    retained = earliest_retained(table.timeline)
     older = [c for c in all_commits if begin < c < retained] if retained else []
     if older:
         earliest = max(earliest, older[-1])

@@ -51,7 +51,7 @@ from .merged_slice import (
     read_merged_slice,
 )
 from .predicates import Predicate, conjunction, key_candidates, supports
-from .time_travel import format_query_instant
+from .time_travel import check_readable_as_of, format_query_instant
 
 SPLIT_BYTES = 128 * 1024 * 1024
 READ_ATTEMPTS = 3
@@ -253,6 +253,8 @@ def _plan_once(storage: Storage, options: dict | None, predicates: list[Predicat
         return plan_incremental(storage, cfg, predicates or [])
     as_of = resolve_as_of(cfg, as_of)
     table = HoodieTable.load(storage)
+    if as_of is not None:
+        check_readable_as_of(table.timeline, as_of)
     merge_logs = table.props.table_type == "MERGE_ON_READ" and query_type == "snapshot"
     data_schema = table.schema(as_of) or pa.schema([])
     schema = full_schema(data_schema)

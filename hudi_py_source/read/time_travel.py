@@ -1,8 +1,15 @@
-"""Time travel: the instant a user names, in any of the forms Hudi's `as.of.instant` accepts.
+"""Time travel: the instant a user names, in any of the forms Hudi's `as.of.instant` accepts, and whether the
+table can still be read as of it.
 
 Hudi (HoodieSqlCommonUtils.formatQueryInstant) accepts `yyyyMMddHHmmssSSS` and `yyyyMMddHHmmss` as they
 are, `yyyy-MM-dd HH:mm:ss[.SSS]` turned into the 17-digit instant of that wall-clock time, and `yyyy-MM-dd`
 as midnight of that day. The result is compared with instant times as a string, as Hudi compares them.
+
+A cleaner deletes the file versions that only instants before its earliest commit to retain read: the view
+as of such an instant lacks them, and reading it would silently drop their rows. Apache Hudi refuses that
+query ("Cleaner cleaned up the timestamp of interest"), and so does pyhudi, naming the earliest instant that
+can still be read. A clean by file versions records no such commit: then, as Hudi does, only instants before
+the active timeline's first commit are refused.
 """
 
 from __future__ import annotations
@@ -10,8 +17,49 @@ from __future__ import annotations
 from datetime import datetime
 
 from ..config import AS_OF_INSTANT
-from ..errors import HoodieConfigError
+from ..errors import HoodieConfigError, HoodieError
+from ..timeline.active import ActiveTimeline
 from ..timeline.instant import format_instant_time
+
+
+class HoodieTimeTravelError(HoodieError):
+    """The files of the instant a time-travel query names were cleaned; `earliest` is the first readable one."""
+
+    def __init__(self, message: str, earliest: str) -> None:
+        super().__init__(message)
+        self.earliest = earliest
+
+
+def earliest_retained(timeline: ActiveTimeline) -> str | None:
+    """earliestCommitToRetain of the last completed clean: older commits may have lost files."""
+    last = timeline.last_clean()
+    return (last[1].get("earliestCommitToRetain") or None) if last else None
+
+
+def _readable_floor(timeline: ActiveTimeline) -> tuple[str, str] | None:
+    """The earliest instant a time travel may name and why; None before any clean."""
+    last = timeline.last_clean()
+    if last is None:
+        return None
+    clean = last[0].timestamp
+    retained = earliest_retained(timeline)
+    if retained is not None:
+        return retained, f"the last clean ({clean}) kept only the file versions of commit {retained} and later"
+    done = timeline.completed_commits()
+    if not done:
+        return None
+    first = done[0].timestamp
+    return first, f"the last clean ({clean}) kept file versions by count and the active timeline starts at {first}"
+
+
+def check_readable_as_of(timeline: ActiveTimeline, as_of: str) -> None:
+    """Refuse a time travel into history whose files the cleaner may have deleted (see the module docstring)."""
+    floor = _readable_floor(timeline)
+    if floor is not None and as_of < floor[0]:
+        raise HoodieTimeTravelError(
+            f"time travel to {as_of} cannot be answered: {floor[1]}, so files the table had then may be gone. "
+            f"Query as of {floor[0]} or later, or keep more history (hoodie.cleaner.commits.retained)", floor[0])
+
 
 _DATE_FORMATS = {19: "%Y-%m-%d %H:%M:%S", 23: "%Y-%m-%d %H:%M:%S.%f", 10: "%Y-%m-%d"}
 _DIGIT_FORMATS = {14: "%Y%m%d%H%M%S", 17: "%Y%m%d%H%M%S%f"}
