@@ -21,9 +21,10 @@ Spark action alone, after an untimed rehearsal of the four steps on 1000 rows, a
 process tree's (Python driver and JVM). Per release (default 0.15.0, which writes table version 6 like
 pyhudi; --apache-hudi 0.15.0,1.2.0 adds 1.2.0) four systems, `apache-hudi-<release>-cow`, `-cow-tuned`,
 `-mor` and `-mor-tuned`: Hudi's default options (gzip, metadata table, 100 MB small-file limit) and
-HUDI_TUNED (see the reason for each there). Their answers are checked like the others'. At 2M rows the
-0.15.0 part took 284 s on a shared 2-core machine (JVM start, rehearsals, A-D of four systems and their
-counts); 1.2.0 is slower still, hence not run by default.
+HUDI_TUNED (see the reason for each there). Their answers are checked like the others'. At 2M rows on a
+2-core machine shared with other jobs the 0.15.0 part (JVM start, rehearsals, A-D of four systems and their
+counts) took 284 s and 570 s in two runs, the whole of `make bench` 8.5 and 13 minutes; 1.2.0 took 460 s
+where 0.15.0 took 284 s, so it is not run by default.
 
 Usage: python bench/run.py [--rows N] [--out bench/results/latest.json] [--apache-hudi VERSIONS]
 """
