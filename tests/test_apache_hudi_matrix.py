@@ -20,8 +20,9 @@ Where Spark's file index reads the base files, Apache Hudi 0.15 shows the partit
 or Custom key generator as its partition path says (`file_index_view`), on its own tables as on pyhudi's.
 
 A JVM start costs seconds and every Apache Hudi read about half of one on 2 cores, so the file makes two
-Apache Hudi calls: the first writes the Apache tables and reads all of pyhudi's frozen stages, the second
-reads what pyhudi made of Apache's tables.
+Apache Hudi calls for all of this: the first writes the Apache tables and reads all of pyhudi's frozen stages,
+the second reads what pyhudi made of Apache's tables. A third holds the one query Apache Hudi must refuse (a
+failing step ends a call): time travel into history a clean deleted, which pyhudi refuses too.
 """
 
 from __future__ import annotations
