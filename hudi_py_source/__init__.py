@@ -1,4 +1,31 @@
-"""pyhudi: Apache Hudi tables in Python, for Spark 4's Python Data Source and plain Arrow."""
+"""pyhudi: Apache Hudi tables in Python, for Spark 4's Python Data Source and plain Arrow.
+
+The package in layers, top to bottom. A module imports modules of its own layer or of a layer below it,
+never above; no two modules import each other, even within a layer; every import is at the top of its
+module; only the spark layer imports pyspark. tests/test_layers.py reads this picture and checks the code
+against it.
+
+    spark: spark.*
+        the Spark adapter: the data source, streaming, routed writes, catalog sync
+    api: hudi_py_source table_api
+        the Python `Table`
+    client: write.client write.post_commit write.streaming_sink
+        a write's life-cycle: start (rollback of failed writes, instant), tasks, commit, post-commit services
+    services: services.*
+        clean, compaction, clustering, archival, savepoint, restore
+    writers: write.*
+        prepare, tag, bucket and write file groups (base files, log files); markers; rollback
+    access: index.* read.*
+        the indexes that find a key's file group; query planning and reading
+    table: table.hoodie_table table.fs_view timeline.service_plans
+        a table loaded: properties, timeline, file-system view, the file groups pending services hold
+    timeline: timeline.* table.properties table.partition_metadata
+        the active and archived timeline, instants and their metadata; the table's own metadata files
+    formats: io.* merge.* keygen table table.file_names table.file_group_id
+        parquet, Avro and log file formats; payload merging; record keys; file names and ids
+    foundation: errors storage config joda
+        the error family, the one storage layer, the typed option registry, Hudi's date formats
+"""
 
 from .read.predicates import Predicate
 from .table_api import Table

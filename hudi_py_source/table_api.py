@@ -11,8 +11,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from .read.plan import ReadPlan
 from .read.predicates import Predicate
-from .read.snapshot import ReadPlan, plan_read, read_table
+from .read.query import plan_read, read_table
 from .services.archival import archive
 from .services.clean import clean
 from .services.clustering import pending_clusterings, run_clustering, schedule_clustering

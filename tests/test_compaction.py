@@ -29,6 +29,7 @@ from hudi_py_source.table.file_names import parse_base_file_name, parse_log_file
 from hudi_py_source.table.hoodie_table import HoodieTable
 from hudi_py_source.timeline import avro_models
 from hudi_py_source.timeline.instant import Instant, new_instant_time
+from hudi_py_source.timeline.service_plans import CompactionOperation, compaction_operations
 from hudi_py_source.write.log_append import append_marker_name, first_block_instant
 from hudi_py_source.write.markers import WriteMarkers
 
@@ -116,7 +117,7 @@ def test_compaction_write_stats(tmp_path) -> None:
                 s.total_log_blocks, s.total_log_files_compacted, s.total_updated_records_compacted)
                for s in stats] for p, stats in metadata.partition_to_write_stats.items()}
     assert got == {"city=sf": [(4, 3, 0, 0, 4, 2, 2, 3)], "city=nyc": [(3, 0, 0, 1, 1, 1, 1, 1)]}
-    ops = compaction.read_plan(HoodieTable.load(Storage(url)), Instant(instant_time, "compaction", "REQUESTED"))
+    ops = planned_operations(url, instant_time)
     log_bytes = {op.partition_path: sum(os.path.getsize(tmp_path / "t" / p) for p in op.log_paths) for op in ops}
     assert {p: [s.total_log_size_compacted for s in stats] for p, stats in metadata.partition_to_write_stats.items()} \
         == {p: [n] for p, n in log_bytes.items()}
@@ -167,7 +168,7 @@ def test_writes_while_a_compaction_is_pending(tmp_path) -> None:
     model = mor_table(url)
     instant_time = Table(url).schedule_compaction()
     planned = {(op.partition_path, op.file_id) for op in
-               compaction.read_plan(HoodieTable.load(Storage(url)), Instant(instant_time, "compaction", "REQUESTED"))}
+               planned_operations(url, instant_time)}
     before = log_files(url)
     Table(url).write(rows([0, 3, 4, 30], version=3), mor_options("upsert", "BLOOM"))
     model.update(model_of(([0, 3, 4, 30], 3)))
@@ -208,7 +209,7 @@ def test_failed_delta_commit_is_rolled_back_before_planning(tmp_path) -> None:
     assert timeline.find(crashed) is None
     assert [i.action for i in timeline.instants if i.timestamp > crashed] == ["rollback", "compaction"]
     assert not any((tmp_path / "t" / p).exists() for p in crashed_logs)
-    planned_logs = {p for op in compaction.read_plan(HoodieTable.load(storage),
+    planned_logs = {p for op in compaction_operations(HoodieTable.load(storage).timeline,
                                                      Instant(instant_time, "compaction", "REQUESTED"))
                     for p in op.log_paths}
     assert planned_logs and not planned_logs & set(crashed_logs)
@@ -226,7 +227,7 @@ def test_crashed_compaction_is_run_again(tmp_path) -> None:
     instant_time = Table(url).schedule_compaction()
     table = HoodieTable.load(Storage(url))
     inflight = table.timeline.transition_to_inflight(table.timeline.find(instant_time))
-    op = compaction.read_plan(table, inflight)[0]
+    op = compaction_operations(table.timeline, inflight)[0]
     stray = compaction._Job(table.storage, instant_time, op, compaction.full_schema(table.schema()),
                             compaction._schema_json(table.avro_schema()), {}, "9-9-9")
     compaction._compact_slice(stray)
@@ -237,7 +238,7 @@ def test_crashed_compaction_is_run_again(tmp_path) -> None:
     compacted = [parse_base_file_name(posixpath.basename(p)) for p in base_files(url)]
     assert not any(b.write_token == "9-9-9" for b in compacted)
     per_group = [b.file_id for b in compacted if b.instant_time == instant_time]
-    assert len(per_group) == len(set(per_group)) == len(compaction.read_plan(table, inflight))
+    assert len(per_group) == len(set(per_group)) == len(compaction_operations(table.timeline, inflight))
     check(url, model, model)
 
 
@@ -259,8 +260,13 @@ def _sized_table(url: str) -> dict[tuple[str, str], tuple[int, int, int]]:
             for s in HoodieTable.load(Storage(url)).fs_view().latest_file_slices()}
 
 
+def planned_operations(url: str, instant_time: str) -> list[CompactionOperation]:
+    requested = Instant(instant_time, "compaction", "REQUESTED")
+    return compaction_operations(HoodieTable.load(Storage(url)).timeline, requested)
+
+
 def _planned(url: str, instant_time: str) -> list[tuple[str, str]]:
-    ops = compaction.read_plan(HoodieTable.load(Storage(url)), Instant(instant_time, "compaction", "REQUESTED"))
+    ops = planned_operations(url, instant_time)
     return [(op.partition_path, op.file_id) for op in ops]
 
 
@@ -403,7 +409,7 @@ def test_failure_in_the_middle_then_rerun(tmp_path) -> None:
     url = str(tmp_path / "t")
     model = mor_table(url)
     instant_time = Table(url).schedule_compaction()
-    ops = compaction.read_plan(HoodieTable.load(Storage(url)), Instant(instant_time, "compaction", "REQUESTED"))
+    ops = planned_operations(url, instant_time)
     assert len(ops) > 1
     unreadable = tmp_path / "t" / ops[-1].log_paths[0]  # the last slice's log becomes a directory: reading it fails
     unreadable.rename(tmp_path / "aside")

@@ -17,7 +17,7 @@ from hudi_py_source import Table
 from hudi_py_source.errors import HoodieCorruptedDataError, HoodieTableChangedError
 from hudi_py_source.io.log_blocks import BlockType, HeaderKey, encode_block, encode_rollback_command_block
 from hudi_py_source.io.log_format import read_log_file
-from hudi_py_source.read.snapshot import read_split
+from hudi_py_source.read.plan import read_split
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.file_names import make_log_file_name, parse_base_file_name, parse_log_file_name
 from hudi_py_source.table.hoodie_table import HoodieTable

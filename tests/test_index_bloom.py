@@ -11,7 +11,8 @@ import pytest
 
 from hudi_py_source.config import HoodieConfig
 from hudi_py_source.errors import HoodieConfigError, HoodieKeyError
-from hudi_py_source.index.tagging import CandidateFile, KeyReader, partition_moves, read_record_keys, tag
+from hudi_py_source.index.locations import CandidateFile, KeyReader, read_record_keys
+from hudi_py_source.index.tagging import partition_moves, tag
 from hudi_py_source.io.base_file import BaseFileWriter, read_base_file, read_footer, with_meta_columns
 from hudi_py_source.storage import Storage
 

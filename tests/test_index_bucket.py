@@ -12,7 +12,8 @@ import pytest
 from hudi_py_source.config import HoodieConfig
 from hudi_py_source.errors import HoodieConfigError, HoodieError, HoodieTableError
 from hudi_py_source.index.bucket_index import bucket_file_ids
-from hudi_py_source.index.tagging import CandidateFile, tag
+from hudi_py_source.index.locations import CandidateFile
+from hudi_py_source.index.tagging import tag
 from hudi_py_source.storage import Storage
 
 UUID_KEY = "334e26e9-8355-45cc-97c6-c31daf0df330"

@@ -9,7 +9,8 @@ import pyarrow as pa
 import pytest
 
 from hudi_py_source.config import HoodieConfig
-from hudi_py_source.index.tagging import CandidateFile, candidates_from_slices, partition_moves, tag
+from hudi_py_source.index.locations import CandidateFile, candidates_from_slices
+from hudi_py_source.index.tagging import partition_moves, tag
 from hudi_py_source.io.base_file import BaseFileWriter, with_meta_columns
 from hudi_py_source.storage import Storage
 

@@ -25,7 +25,8 @@ from hudi_py_source.io.log_blocks import (
 )
 from hudi_py_source.io.log_format import read_log_file
 from hudi_py_source.read.merged_slice import counted_blocks, log_visibility, merge_config
-from hudi_py_source.read.snapshot import plan_read, read_split
+from hudi_py_source.read.plan import read_split
+from hudi_py_source.read.query import plan_read
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.hoodie_table import HoodieTable
 from hudi_py_source.table.properties import TableProperties

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 from test_cow_operations import options, rows
 
 from hudi_py_source import Predicate, Table
-from hudi_py_source.read.snapshot import plan_read
+from hudi_py_source.read.query import plan_read
 from hudi_py_source.storage import Storage
 
 

@@ -6,7 +6,7 @@ from test_cow_operations import options, rows
 from test_incremental import write_steps
 
 from hudi_py_source import Table
-from hudi_py_source.spark.datasource import PyHudiPruningReader, applies_exactly, to_predicate
+from hudi_py_source.spark.batch import PyHudiPruningReader, applies_exactly, to_predicate
 
 
 def ids_and_commits(frame) -> list[tuple[str, str]]:

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from ..config import BLOOM_PRUNE_BY_RANGES, HoodieConfig
 from ..io.base_file import BaseFileFooter, read_footer, utf16_sort_bytes
 from ..storage import Storage
-from .tagging import (
+from .locations import (
     CandidateFile,
     IndexStats,
     KeyReader,

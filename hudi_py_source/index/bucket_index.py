@@ -24,7 +24,7 @@ from ..config import (
 )
 from ..errors import HoodieConfigError, HoodieError, HoodieTableError
 from .bucket import bucket_file_id_prefix, bucket_id_of_file, bucket_ids
-from .tagging import (
+from .locations import (
     CandidateFile,
     IndexStats,
     Tagging,

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..storage import Storage
-from .tagging import (
+from .locations import (
     CandidateFile,
     IndexStats,
     KeyReader,

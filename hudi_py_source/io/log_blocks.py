@@ -31,6 +31,7 @@ from .avro_records import (
     length_prefixed,
     varints,
 )
+from .avro_schema import avro_to_arrow
 
 MAGIC = b"#HUDI#"
 LOG_FORMAT_VERSION = 1
@@ -273,8 +274,6 @@ def encode_rollback_command_block(instant_time: str, target_instant: str) -> byt
 
 
 def _arrow_schema_of(schema_json: str) -> pa.Schema:
-    from .avro_schema import avro_to_arrow
-
     return avro_to_arrow(json.loads(schema_json))
 
 

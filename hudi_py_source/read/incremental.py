@@ -22,13 +22,10 @@ import pyarrow as pa
 
 from ..config import (
     INCR_FALLBACK_FULL_SCAN,
-    MERGE_MAX_MEMORY,
     POPULATE_META_FIELDS,
     QUERY_TYPE,
     READ_BEGIN_INSTANT,
     READ_END_INSTANT,
-    SKIP_CORRUPT_LOG_BLOCKS,
-    SPILLABLE_MAP_PATH,
     HoodieConfig,
 )
 from ..errors import HoodieConfigError, HoodieError
@@ -39,18 +36,9 @@ from ..table.hoodie_table import HoodieTable
 from ..timeline.archived import ArchivedTimeline
 from ..timeline.commit_metadata import CommitMetadata
 from ..timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
-from .merged_slice import log_visibility, merge_config
+from .plan import ReadPlan, build_plan, full_schema, partition_args, partition_matches
 from .predicates import Predicate, supports
-from .snapshot import (
-    ReadPlan,
-    _pack,
-    _partition_matches,
-    full_schema,
-    partition_args,
-    plan_read,
-    prune_slices,
-    record_key_candidates,
-)
+from .snapshot import plan_snapshot
 from .time_travel import earliest_retained
 
 COMMIT_TIME_COLUMN = "_hoodie_commit_time"
@@ -211,27 +199,20 @@ def plan_incremental(storage: Storage, cfg: HoodieConfig, predicates: list[Predi
     args = partition_args(table)
     slices = [_slice(partition, file_id, written, sizes, missing) for (partition, file_id), written
               in sorted(groups.items()) if (partition, file_id) not in replaced
-              and _partition_matches(partition, args, usable, schema)]
+              and partition_matches(partition, args, usable, schema)]
     try:
         _check_retained(table, begin, end, [i.timestamp for i, _ in commits], missing)
     except HoodieIncrementalRangeError:
         if not cfg.get(INCR_FALLBACK_FULL_SCAN):
             raise
         return _full_scan(storage, cfg, predicates, begin, end)
-    considered = len(slices)
-    slices = prune_slices(storage, slices, usable, schema, record_key_candidates(table, usable, schema), merge_logs)
-    plan = ReadPlan(storage, schema, args["partition_fields"], args["hive_style"], args["url_encoded"], usable,
-                    _pack(storage, slices, merge_logs), considered,
-                    description=f"incremental query over ({begin}, {end}], {len(in_range)} commit(s)")
-    if merge_logs:
-        plan.merge = merge_config(table.props, cfg.get(MERGE_MAX_MEMORY), cfg.get(SPILLABLE_MAP_PATH))
-        plan.visibility = log_visibility(table.timeline, end, cfg.get(SKIP_CORRUPT_LOG_BLOCKS))
-    return plan
+    return build_plan(table, cfg, schema, usable, slices, merge_logs, end,
+                      f"incremental query over ({begin}, {end}], {len(in_range)} commit(s)")
 
 
 def _full_scan(storage: Storage, cfg: HoodieConfig, predicates: list[Predicate], begin: str, end: str) -> ReadPlan:
     """Hudi's fallback: the latest snapshot, keeping the records whose commit time is in the range."""
     options = {k: v for k, v in cfg.as_dict().items() if k.lower() != "hoodie.datasource.query.type"}
-    plan = plan_read(storage, options, list(predicates) + _range_predicates(begin, end))
+    plan = plan_snapshot(storage, HoodieConfig(options), list(predicates) + _range_predicates(begin, end), None)
     plan.description = f"incremental query over ({begin}, {end}] by a full table scan (files were cleaned)"
     return plan

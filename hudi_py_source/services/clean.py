@@ -53,7 +53,7 @@ from ..timeline.instant import (
     Instant,
     format_instant_time,
 )
-from .compaction import pending_clustering_file_groups, read_plan
+from ..timeline.service_plans import compaction_operations, pending_clustering_file_groups
 from .savepoint import savepointed_files
 
 LOG = logging.getLogger("hudi_py_source.clean")
@@ -208,10 +208,10 @@ def _guards(table: HoodieTable) -> _Guards:
     compaction_base: dict[GroupId, str] = {}
     for instant in table.timeline.pending_compactions():
         if instant.action == COMPACTION:
-            for op in read_plan(table, instant):
+            for op in compaction_operations(table.timeline, instant):
                 compaction_base[(op.partition_path, op.file_id)] = op.base_instant
     return _Guards(frozenset(savepointed_files(table.storage)), compaction_base,
-                   frozenset(pending_clustering_file_groups(table)))
+                   frozenset(pending_clustering_file_groups(table.timeline)))
 
 
 def _replacing_instants(table: HoodieTable) -> dict[GroupId, str]:

@@ -35,7 +35,6 @@ from ..config import (
     CLUSTERING_MAX_BYTES_PER_GROUP,
     CLUSTERING_MAX_NUM_GROUPS,
     CLUSTERING_PRESERVE_COMMIT_METADATA,
-    CLUSTERING_ROLLBACK_ON_CONFLICT,
     CLUSTERING_SCHEDULE_INLINE,
     CLUSTERING_SINGLE_GROUP,
     CLUSTERING_SMALL_FILE_LIMIT,
@@ -54,8 +53,9 @@ from ..errors import HoodieConfigError, HoodieError, HoodieTableError
 from ..io.avro_schema import to_json
 from ..io.base_file import with_meta_columns
 from ..read.merged_slice import SliceSpec, log_visibility, merge_config, read_merged_slice
-from ..read.snapshot import full_schema
+from ..read.plan import full_schema
 from ..storage import Storage
+from ..table.file_group_id import FileGroupId
 from ..table.file_names import make_base_file_name, new_file_id, write_token
 from ..table.fs_view import FileSlice, FileSystemView
 from ..table.hoodie_table import HoodieTable
@@ -63,24 +63,17 @@ from ..table.properties import refuse_metadata_table
 from ..timeline import avro_models
 from ..timeline.commit_metadata import CommitMetadata, WriteStat
 from ..timeline.instant import REPLACE_COMMIT, REQUESTED, Instant
+from ..timeline.service_plans import pending_clustering_file_groups, pending_compaction_file_groups
+from ..write.clustering_updates import ALLOW_UPDATES
 from ..write.markers import WriteMarkers
 from ..write.new_file_groups import base_file_write_stat, base_file_writer
 from ..write.rollback import rollback_failed_writes, rollback_instant
-from .compaction import pending_clustering_file_groups, pending_compaction_file_groups, slice_io_metrics
+from .compaction import slice_io_metrics
 
 LOG = logging.getLogger("hudi_py_source.clustering")
 CLUSTER = "CLUSTER"
 EXECUTION_STRATEGY = "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy"
-REJECT_UPDATES = "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy"
-ALLOW_UPDATES = "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy"
 _WRITE_ROWS = 8192
-
-Group = tuple[str, str]
-
-
-class HoodieClusteringUpdateError(HoodieError):
-    """An update or delete touches a file group that a pending clustering is about to replace."""
-
 
 class HoodieClusteringConflictError(HoodieError):
     """A file group changed after a clustering planned it; completing would drop that change."""
@@ -141,7 +134,7 @@ def _base_size(file_slice: FileSlice, default: int) -> int:
     return file_slice.base_file.size if file_slice.base_file is not None else default
 
 
-def _eligible(view: FileSystemView, cfg: HoodieConfig, partition: str, busy: set[Group]) -> list[FileSlice]:
+def _eligible(view: FileSystemView, cfg: HoodieConfig, partition: str, busy: set[FileGroupId]) -> list[FileSlice]:
     """Latest slices not held by a pending compaction or clustering, base file below the small-file limit."""
     limit = cfg.get(CLUSTERING_SMALL_FILE_LIMIT)
     return [s for s in view.latest_file_slices(partition)
@@ -223,7 +216,7 @@ def schedule_clustering(storage: Storage | str, options: dict[str, Any] | None =
     _check_options(table, cfg)
     if cfg.get(CLUSTERING_INLINE) and commits_since_last_clustering(table) < cfg.get(CLUSTERING_INLINE_MAX_COMMITS):
         return None
-    busy = set(pending_compaction_file_groups(table)) | set(pending_clustering_file_groups(table))
+    busy = set(pending_compaction_file_groups(table.timeline)) | set(pending_clustering_file_groups(table.timeline))
     groups: list[tuple[list[FileSlice], int]] = []
     view = table.fs_view()
     for partition in view.partitions():
@@ -239,47 +232,9 @@ def schedule_clustering(storage: Storage | str, options: dict[str, Any] | None =
     return instant_time
 
 
-# --- updates to file groups under clustering -----------------------------------------------------
-
-def _file_group_id(group: Group) -> str:
-    return f"HoodieFileGroupId{{partitionPath='{group[0]}', fileId='{group[1]}'}}"
-
-
-def reject_updates_under_clustering(table: HoodieTable, cfg: HoodieConfig, updated: set[Group]) -> None:
-    """SparkRejectUpdateStrategy: a write that updates or deletes records of a file group under pending
-    clustering fails before it writes anything, since the clustering would replace what it writes."""
-    if not updated or cfg.get(CLUSTERING_UPDATES_STRATEGY) != REJECT_UPDATES:
-        return
-    pending = pending_clustering_file_groups(table)
-    hits = sorted(g for g in updated if g in pending)
-    if hits:
-        raise HoodieClusteringUpdateError(
-            f"Not allowed to update the clustering file group {_file_group_id(hits[0])}: it is under pending "
-            f"clustering {pending[hits[0]]} ({len(hits)} file group(s) of this write are) and "
-            f"{CLUSTERING_UPDATES_STRATEGY.key}={REJECT_UPDATES}; run the clustering first, or set "
-            f"{CLUSTERING_UPDATES_STRATEGY.key}={ALLOW_UPDATES}")
-
-
-def roll_back_clusterings_on_conflict(storage: Storage, cfg: HoodieConfig, updated: set[Group]) -> list[str]:
-    """SparkAllowUpdateStrategy with rollback.pending.replacecommit.on.conflict: pending clusterings of the
-    file groups a write updates are rolled back (plan and all), so the write wins."""
-    if cfg.get(CLUSTERING_UPDATES_STRATEGY) != ALLOW_UPDATES or not cfg.get(CLUSTERING_ROLLBACK_ON_CONFLICT):
-        return []
-    table = HoodieTable.load(storage)
-    pending = pending_clustering_file_groups(table)
-    rolled = []
-    for instant_time in sorted({pending[g] for g in updated if g in pending}):
-        instant = table.timeline.find(instant_time)
-        if instant is not None:
-            LOG.info("rolling back pending clustering %s: this write updates its file groups", instant_time)
-            rolled.append(rollback_instant(table, instant))
-            table = table.reload()
-    return rolled
-
-
 # --- execution ------------------------------------------------------------------------------------
 
-def _conflicts(table: HoodieTable, plan: ClusteringPlan) -> list[Group]:
+def _conflicts(table: HoodieTable, plan: ClusteringPlan) -> list[FileGroupId]:
     """Input groups that are gone (overwritten) or got a newer base file or more log files since planning."""
     latest = {(s.partition_path, s.file_id): s for s in table.fs_view().latest_file_slices()}
     out = []
@@ -289,7 +244,7 @@ def _conflicts(table: HoodieTable, plan: ClusteringPlan) -> list[Group]:
             base = now.base_file.path if now is not None and now.base_file is not None else None
             logs = {log.path for log in now.log_files} if now is not None else set()
             if now is None or base != planned.base_path or not logs <= set(planned.log_paths):
-                out.append((planned.partition_path, planned.file_id))
+                out.append(FileGroupId(planned.partition_path, planned.file_id))
     return out
 
 
@@ -420,7 +375,7 @@ def execute_clustering(storage: Storage | str, instant_time: str, options: dict[
     if conflicts:
         rollback_instant(table, requested)
         raise HoodieClusteringConflictError(
-            f"clustering {instant_time} rolled back: file group {_file_group_id(conflicts[0])} "
+            f"clustering {instant_time} rolled back: file group {conflicts[0]} "
             f"({len(conflicts)} in all) was updated or replaced by a write after it was planned (as "
             f"{CLUSTERING_UPDATES_STRATEGY.key}={ALLOW_UPDATES} or an overwrite allow); completing would undo "
             "that write. Schedule a new clustering")

@@ -40,7 +40,7 @@ from ..errors import HoodieTableError
 from ..io.avro_schema import to_json
 from ..io.base_file import BaseFileWriter, read_footer
 from ..read.merged_slice import MergeStats, SliceSpec, log_visibility, merge_config, merged_slice_parts
-from ..read.snapshot import full_schema
+from ..read.plan import full_schema
 from ..storage import Storage
 from ..table.file_names import make_base_file_name, parse_base_file_name, write_token
 from ..table.fs_view import FileSlice
@@ -53,9 +53,14 @@ from ..timeline.instant import (
     COMPACTION,
     DELTA_COMMIT,
     INFLIGHT,
-    REQUESTED,
     Instant,
     parse_instant_time,
+)
+from ..timeline.service_plans import (
+    CompactionOperation,
+    compaction_operations,
+    pending_clustering_file_groups,
+    pending_compaction_file_groups,
 )
 from ..write.markers import WriteMarkers
 from ..write.new_file_groups import base_file_write_stat, base_file_writer
@@ -68,18 +73,6 @@ _MB = 1024 * 1024
 _PARALLEL_MIN_BYTES = 16 * _MB
 
 
-@dataclass(frozen=True)
-class Operation:
-    """One planned file slice, paths relative to the table base path."""
-
-    partition_path: str
-    file_id: str
-    base_instant: str
-    base_path: str | None
-    log_paths: tuple[str, ...]
-    log_bytes: int
-
-
 def _table(storage: Storage) -> HoodieTable:
     table = HoodieTable.load(storage)
     if table.props.table_type != "MERGE_ON_READ":
@@ -88,37 +81,9 @@ def _table(storage: Storage) -> HoodieTable:
     return table
 
 
-def read_plan(table: HoodieTable, instant: Instant) -> list[Operation]:
-    """The operations of a compaction plan; v2 plans name files, v1 plans paths, both relative here."""
-    requested = Instant(instant.timestamp, COMPACTION, REQUESTED)
-    plan = avro_models.deserialize(table.timeline.read_bytes(requested))
-    out = []
-    for op in plan.get("operations") or []:
-        partition = op.get("partitionPath") or ""
-
-        def rel(name: str, partition: str = partition) -> str:
-            name = name.rsplit("/", 1)[-1]
-            return posixpath.join(partition, name) if partition else name
-
-        data = op.get("dataFilePath")
-        log_bytes = int((op.get("metrics") or {}).get("TOTAL_LOG_FILES_SIZE", 0))
-        out.append(Operation(partition, op["fileId"], op["baseInstantTime"], rel(data) if data else None,
-                             tuple(rel(p) for p in op.get("deltaFilePaths") or []), log_bytes))
-    return out
-
-
-def pending_compaction_file_groups(table: HoodieTable) -> dict[tuple[str, str], str]:
-    """(partition, file id) → instant of the pending compaction that opened a new slice in it."""
-    out: dict[tuple[str, str], str] = {}
-    for instant in table.timeline.pending_compactions():
-        for op in read_plan(table, instant):
-            out[(op.partition_path, op.file_id)] = instant.timestamp
-    return out
-
-
-def _operation(file_slice: FileSlice) -> Operation:
+def _operation(file_slice: FileSlice) -> CompactionOperation:
     base = file_slice.base_file
-    return Operation(file_slice.partition_path, file_slice.file_id, file_slice.base_instant,
+    return CompactionOperation(file_slice.partition_path, file_slice.file_id, file_slice.base_instant,
                      base.path if base else None, tuple(log.path for log in file_slice.log_files),
                      sum(log.size for log in file_slice.log_files))
 
@@ -136,23 +101,11 @@ def slice_io_metrics(slices: list[FileSlice], default_base_bytes: int) -> dict[s
             "TOTAL_LOG_FILES": float(sum(len(s.log_files) for s in slices))}
 
 
-def pending_clustering_file_groups(table: HoodieTable) -> dict[tuple[str, str], str]:
-    """(partition, file id) → instant of the pending clustering that rewrites the file group: a compaction
-    must not plan it, or two services would each write the group's next base file."""
-    out: dict[tuple[str, str], str] = {}
-    for instant in table.timeline.pending():
-        plan = table.timeline.clustering_plan(instant) or {}
-        for group in plan.get("inputGroups") or []:
-            out.update(((s.get("partitionPath") or "", s["fileId"]), instant.timestamp)
-                       for s in group.get("slices") or [])
-    return out
-
-
-def _select(table: HoodieTable, cfg: HoodieConfig) -> list[tuple[Operation, dict[str, float]]]:
+def _select(table: HoodieTable, cfg: HoodieConfig) -> list[tuple[CompactionOperation, dict[str, float]]]:
     """LogFileSizeBasedCompactionStrategy: slices with logs of at least the threshold, largest log total
     first, then BoundedIOCompactionStrategy: take slices until the IO budget is spent (the slice that
     exhausts it is taken too)."""
-    busy = set(pending_compaction_file_groups(table)) | set(pending_clustering_file_groups(table))
+    busy = set(pending_compaction_file_groups(table.timeline)) | set(pending_clustering_file_groups(table.timeline))
     threshold = cfg.get(COMPACTION_LOGFILE_SIZE_THRESHOLD)
     candidates = []
     for file_slice in table.fs_view().latest_file_slices():
@@ -171,7 +124,7 @@ def _select(table: HoodieTable, cfg: HoodieConfig) -> list[tuple[Operation, dict
     return chosen
 
 
-def _plan_record(chosen: list[tuple[Operation, dict[str, float]]]) -> dict[str, Any]:
+def _plan_record(chosen: list[tuple[CompactionOperation, dict[str, float]]]) -> dict[str, Any]:
     operations = [{
         "baseInstantTime": op.base_instant,
         "deltaFilePaths": [posixpath.basename(p) for p in op.log_paths],
@@ -217,7 +170,7 @@ class _Job:
 
     storage: Storage
     instant_time: str
-    op: Operation
+    op: CompactionOperation
     schema: pa.Schema
     avro_json: str
     options: dict[str, Any]
@@ -260,7 +213,7 @@ def _compact_slice(job: _Job) -> dict[str, Any]:
     return _compaction_stat(op, rel_path, written.num_rows, written.file_size, elapsed, merged)
 
 
-def _compaction_stat(op: Operation, rel_path: str, rows: int, size: int, elapsed_ms: int,
+def _compaction_stat(op: CompactionOperation, rel_path: str, rows: int, size: int, elapsed_ms: int,
                      merged: MergeStats) -> dict[str, Any]:
     """The write stat Hudi records for a compacted slice: the merge handle's counts plus the log scan's.
     totalUpdatedRecordsCompacted (Hudi: the keys in its merged log-record map) counts the log's keys that
@@ -289,7 +242,7 @@ def _roll_back_attempt(table: HoodieTable, instant_time: str) -> None:
 
 
 def _execute(table: HoodieTable, instant: Instant, options: dict[str, Any]) -> list[dict[str, Any]]:
-    ops = read_plan(table, instant)
+    ops = compaction_operations(table.timeline, instant)
     schema = table.schema()
     if schema is None:
         raise HoodieTableError(f"compaction {instant.timestamp}: the table has no schema")

@@ -18,7 +18,8 @@ from ..config import HIVE_SYNC_DATABASE, HIVE_SYNC_ENABLE, HIVE_SYNC_TABLE, TABL
 from ..errors import HoodieConfigError
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable
-from .datasource import STORAGE_OPTIONS_KEY, spark_schema
+from .batch import spark_schema
+from .options import STORAGE_OPTIONS_KEY
 
 _AUTO_CREATE_DATABASE = "hoodie.datasource.hive_sync.auto_create_database"
 

@@ -25,9 +25,8 @@ from ..storage import Storage
 from ..table.file_names import write_token
 from ..table.hoodie_table import HoodieTable
 from ..write.client import abort_write, commit_write, start_write
-from ..write.file_group_merge import DELETE_COLUMN
 from ..write.job import TaskResult, WriteJob
-from ..write.new_file_groups import KEY_COLUMN, PATH_COLUMN
+from ..write.record_columns import DELETE_COLUMN, KEY_COLUMN, PATH_COLUMN
 from ..write.staging import TargetFiles
 from ..write.upsert import (
     FILE_ID_COLUMN,

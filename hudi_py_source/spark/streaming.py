@@ -31,7 +31,8 @@ from ..errors import HoodieError
 from ..read.streaming_offsets import INIT_INSTANT, initial_offset, readable_end
 from ..table.file_names import write_token
 from ..write.streaming_sink import StagedRows, commit_micro_batch, stage_rows
-from .datasource import PyHudiReader, _hoodie_options, _storage
+from .batch import PyHudiReader
+from .options import hoodie_options, table_storage
 
 OFFSET_KEY = "commitTime"
 
@@ -50,7 +51,7 @@ class PyHudiStreamWriter(DataSourceStreamArrowWriter):
     among them is made absolute here, on the driver, so every commit writes the same folder."""
 
     def __init__(self, options: dict[str, Any], schema: StructType, overwrite: bool) -> None:
-        self.options = {**options, "path": _storage(options).base_url}
+        self.options = {**options, "path": table_storage(options).base_url}
         self.arrow_schema = to_arrow_schema(schema, timezone="UTC")
         self.mode = "overwrite" if overwrite else "append"
 
@@ -63,7 +64,7 @@ class PyHudiStreamWriter(DataSourceStreamArrowWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         staged = [m.rows for m in messages if isinstance(m, StagedMessage)]
-        commit_micro_batch(_storage(self.options), _hoodie_options(self.options), self.arrow_schema, self.mode,
+        commit_micro_batch(table_storage(self.options), hoodie_options(self.options), self.arrow_schema, self.mode,
                            staged, batchId)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
@@ -87,11 +88,11 @@ class PyHudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __init__(self, options: dict[str, Any], schema: StructType) -> None:
         self.options = options
         self.schema = schema
-        self.storage = _storage(options)
+        self.storage = table_storage(options)
         self.target: str | None = None
 
     def initialOffset(self) -> dict[str, str]:
-        return {OFFSET_KEY: initial_offset(self.storage, _hoodie_options(self.options))}
+        return {OFFSET_KEY: initial_offset(self.storage, hoodie_options(self.options))}
 
     def prepareForTriggerAvailableNow(self) -> None:
         self.target = readable_end(self.storage) or INIT_INSTANT

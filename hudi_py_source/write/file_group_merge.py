@@ -43,9 +43,9 @@ from ..table.file_names import make_base_file_name
 from ..table.partition_metadata import write_partition_metadata
 from .job import WriteJob
 from .markers import WriteMarkers
-from .new_file_groups import KEY_COLUMN, PATH_COLUMN, base_file_write_stat, base_file_writer, meta_schema
+from .new_file_groups import base_file_write_stat, base_file_writer, meta_schema
+from .record_columns import DELETE_COLUMN, KEY_COLUMN, PATH_COLUMN
 
-DELETE_COLUMN = "__pyhudi_delete"
 STREAM_ROWS = 65536
 
 

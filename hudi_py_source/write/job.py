@@ -8,15 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa
 
 from ..config import INDEX_TYPE, PRECOMBINE_FIELD, HoodieConfig
 from ..storage import Storage
-
-if TYPE_CHECKING:
-    from .upsert import WriteProfile
+from .profile import WriteProfile
 
 _STAGED_BATCH_BYTES = 8 << 20
 

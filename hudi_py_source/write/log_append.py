@@ -36,10 +36,11 @@ from ..io.log_format import write_log_file
 from ..merge.payload import field_values, soft_delete_mask
 from ..storage import Storage
 from ..table.file_names import make_base_file_name, make_log_file_name, parse_base_file_name, parse_log_file_name
-from .file_group_merge import DELETE_COLUMN, Target
+from .file_group_merge import Target
 from .job import WriteJob
 from .markers import WriteMarkers
-from .new_file_groups import KEY_COLUMN, PATH_COLUMN, meta_fields_avro_json
+from .new_file_groups import meta_fields_avro_json
+from .record_columns import DELETE_COLUMN, KEY_COLUMN, PATH_COLUMN
 
 
 @dataclass

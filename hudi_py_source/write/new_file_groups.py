@@ -37,9 +37,8 @@ from ..table.file_names import make_base_file_name, new_file_id
 from ..table.partition_metadata import write_partition_metadata
 from .job import TaskResult, WriteJob
 from .markers import WriteMarkers
+from .record_columns import KEY_COLUMN, PATH_COLUMN
 
-KEY_COLUMN = "__pyhudi_record_key"
-PATH_COLUMN = "__pyhudi_partition_path"
 _BUFFER_BYTES = 4 << 20
 
 

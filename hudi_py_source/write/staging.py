@@ -24,9 +24,8 @@ import pyarrow as pa
 from pyarrow import ipc
 
 from ..merge.spillable_map import key_hash64
-from .new_file_groups import KEY_COLUMN, PATH_COLUMN
+from .record_columns import FILE_ID_COLUMN, KEY_COLUMN, PATH_COLUMN
 
-FILE_ID_COLUMN = "__pyhudi_file_id"
 _MAX_PARTS = 1024
 _READ_ROWS = 8192
 

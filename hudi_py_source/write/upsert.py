@@ -13,7 +13,7 @@ import os
 import uuid
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -33,22 +33,24 @@ from ..config import (
     SIMPLE_UPDATE_PARTITION_PATH,
     SPILLABLE_MAP_PATH,
 )
-from ..index.tagging import candidates_from_slices, partition_moves, tag
+from ..index.locations import candidates_from_slices
+from ..index.tagging import partition_moves, tag
 from ..io.conform import conform
 from ..keygen import key_generator
 from ..merge.payload import dedupe
-from ..merge.spillable_map import key_hash64
-from ..services.clustering import reject_updates_under_clustering, roll_back_clusterings_on_conflict
-from ..services.compaction import pending_clustering_file_groups, pending_compaction_file_groups
 from ..table.file_names import write_token
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
+from ..timeline.service_plans import pending_clustering_file_groups, pending_compaction_file_groups
 from .bucketing import INSERT, BucketPlan, average_record_size, plan_buckets, small_files
-from .file_group_merge import DELETE_COLUMN, Target, write_file_group
+from .clustering_updates import reject_updates_under_clustering, roll_back_clusterings_on_conflict
+from .file_group_merge import Target, write_file_group
 from .job import TaskResult, WriteJob
 from .log_append import append_file_group
-from .new_file_groups import KEY_COLUMN, PATH_COLUMN, keyed
-from .staging import FILE_ID_COLUMN, TargetFiles, combined_chunks
+from .new_file_groups import keyed
+from .profile import WriteProfile, updated_groups
+from .record_columns import DELETE_COLUMN, FILE_ID_COLUMN, KEY_COLUMN, PATH_COLUMN
+from .staging import TargetFiles, combined_chunks
 
 GLOBAL_INDEXES = frozenset({"GLOBAL_BLOOM", "GLOBAL_SIMPLE"})
 _PARALLEL_MIN_ROWS = 50_000
@@ -123,15 +125,8 @@ def tag_rows(job: WriteJob, table: pa.Table) -> pa.Table:
         return table.append_column(FILE_ID_COLUMN, pa.nulls(table.num_rows, pa.string()))
     hoodie = HoodieTable.load(job.storage)
     tagged = _tag(job, table, hoodie)
-    reject_updates_under_clustering(hoodie, job.config, _updated_groups(tagged))
+    reject_updates_under_clustering(hoodie, job.config, updated_groups(tagged))
     return tagged
-
-
-def _updated_groups(rows: pa.Table) -> set[tuple[str, str]]:
-    """(partition, file id) of the records tagged with a file group."""
-    tagged = rows.filter(pc.is_valid(rows.column(FILE_ID_COLUMN))).select([PATH_COLUMN, FILE_ID_COLUMN]).group_by(
-        [PATH_COLUMN, FILE_ID_COLUMN]).aggregate([])
-    return set(zip(tagged.column(PATH_COLUMN).to_pylist(), tagged.column(FILE_ID_COLUMN).to_pylist(), strict=True))
 
 
 def _tag(job: WriteJob, table: pa.Table, hoodie: HoodieTable) -> pa.Table:
@@ -180,7 +175,7 @@ def insert_plan(job: WriteJob, table: HoodieTable, per_partition: dict[str, int]
     under pending clustering take none: the clustering replaces them with what it read before."""
     cfg = job.config
     limit = cfg.get(PARQUET_SMALL_FILE_LIMIT)
-    clustering = set(pending_clustering_file_groups(table))
+    clustering = set(pending_clustering_file_groups(table.timeline))
     small = small_files(table.fs_view(), sorted(per_partition), limit, clustering, merge_on_read=job.merge_on_read,
                         candidates_limit=cfg.get(MERGE_SMALL_FILE_GROUP_CANDIDATES))
     average = average_record_size(table.timeline, limit, cfg.get(RECORD_SIZE_ESTIMATION_THRESHOLD),
@@ -208,7 +203,7 @@ def existing_groups_taking_inserts(plan: BucketPlan) -> set[tuple[str, str]]:
 def _small_file_groups(job: WriteJob, table: HoodieTable, partitions: list[str]) -> set[tuple[str, str]]:
     """Without the plan at hand, every merge-on-read small-file candidate may have taken inserts."""
     small = small_files(table.fs_view(), partitions, job.config.get(PARQUET_SMALL_FILE_LIMIT),
-                        set(pending_clustering_file_groups(table)),
+                        set(pending_clustering_file_groups(table.timeline)),
                         merge_on_read=True, candidates_limit=job.config.get(MERGE_SMALL_FILE_GROUP_CANDIDATES))
     return {(f.partition_path, f.file_id) for files in small.values() for f in files}
 
@@ -235,7 +230,7 @@ def targets_of(job: WriteJob, table: HoodieTable, keys: Iterable[tuple[str, str]
         if job.as_of else {}
     if takes_inserts is None and job.merge_on_read:
         takes_inserts = _small_file_groups(job, table, sorted({partition for partition, _ in keys}))
-    compacting = pending_compaction_file_groups(table) if job.merge_on_read else {}
+    compacting = pending_compaction_file_groups(table.timeline) if job.merge_on_read else {}
     return [_target(job, partition, file_id, bases.get((partition, file_id)), takes_inserts or set(), compacting)
             for partition, file_id in keys]
 
@@ -252,56 +247,6 @@ def write_group_stats(job: WriteJob, target: Target, staged_path: str, token: st
 
 def _write_one(args: tuple[WriteJob, Target, str, str, int]) -> list[dict]:
     return write_group_stats(*args)
-
-
-@dataclass
-class WriteProfile:
-    """What the bucket plan needs of a write, gathered by each task over its records: per partition the
-    64-bit hashes of its insert keys, the file groups updated, and the hashes of deletes of unknown keys.
-    Hashes only size the plan and count no-op deletes; the records themselves keep their keys."""
-
-    insert_hashes: dict[str, list[np.ndarray]] = field(default_factory=dict)
-    updated: set[tuple[str, str]] = field(default_factory=set)
-    missing_hashes: list[np.ndarray] = field(default_factory=list)
-
-    @classmethod
-    def of(cls, rows: pa.Table) -> WriteProfile:
-        profile = cls()
-        profile.add(rows)
-        return profile
-
-    def absorb(self, other: WriteProfile) -> None:
-        """Add another task's profile: hashes are deduplicated only when counted."""
-        for partition, hashes in other.insert_hashes.items():
-            self.insert_hashes.setdefault(partition, []).extend(hashes)
-        self.updated |= other.updated
-        self.missing_hashes.extend(other.missing_hashes)
-
-    def add(self, rows: pa.Table) -> None:
-        untagged = pc.is_null(rows.column(FILE_ID_COLUMN))
-        self.updated.update(_updated_groups(rows))
-        deletes = rows.column(DELETE_COLUMN)
-        missing = rows.filter(pc.and_(untagged, deletes))
-        if missing.num_rows:
-            self.missing_hashes.append(key_hash64(_placed_identity(missing)))
-        inserts = rows.filter(pc.and_(untagged, pc.invert(deletes)))
-        if inserts.num_rows == 0:
-            return
-        hashes = key_hash64(_placed_identity(inserts))
-        paths = inserts.column(PATH_COLUMN).combine_chunks().dictionary_encode()
-        codes = paths.indices.to_numpy(zero_copy_only=False)
-        for code, partition in enumerate(paths.dictionary.to_pylist()):
-            self.insert_hashes.setdefault(partition, []).append(hashes[codes == code])
-
-    def inserts_per_partition(self) -> dict[str, int]:
-        return {p: int(np.unique(np.concatenate(h)).size) for p, h in sorted(self.insert_hashes.items())}
-
-    def missing_deletes(self) -> int:
-        return int(np.unique(np.concatenate(self.missing_hashes)).size) if self.missing_hashes else 0
-
-
-def _placed_identity(rows: pa.Table) -> pa.Array:
-    return pc.binary_join_element_wise(rows.column(PATH_COLUMN), rows.column(KEY_COLUMN), "\x00")
 
 
 def _placed(plan: BucketPlan | None, rows: pa.Table) -> pa.Table:

@@ -1,0 +1,270 @@
+"""A read plan and its execution: the file slices a query reads, packed into splits, each read on its own.
+
+Planners (`snapshot`, `incremental`) decide which file slices a query reads; this module prunes them by
+partition values and footers (min/max record keys and bloom filter for record-key lookups, row-group min/max
+statistics for comparisons on any column), packs the survivors into splits of about SPLIT_BYTES, and reads a
+split: a base file as it is, a merge-on-read slice by merging its log files into its base (`merged_slice`).
+A split is read independently (a Spark task). `ReadPlan.files` lists every file a plan reads. Key-range
+pruning never drops a slice with log files: its logs may hold keys outside the base file's footer range.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..config import MERGE_MAX_MEMORY, SKIP_CORRUPT_LOG_BLOCKS, SPILLABLE_MAP_PATH, HoodieConfig
+from ..errors import HoodieConfigError, HoodieKeyError
+from ..io.base_file import META_COLUMNS, read_base_file
+from ..io.conform import conform
+from ..keygen import partition_values
+from ..storage import Storage
+from ..table.fs_view import FileSlice
+from ..table.hoodie_table import HoodieTable
+from ..table.properties import DROP_PARTITION_COLUMNS
+from .file_pruning import may_match, read_footer_facts
+from .merged_slice import (
+    LogVisibility,
+    MergeConfig,
+    SliceSpec,
+    log_visibility,
+    merge_config,
+    merge_schema,
+    read_merged_slice,
+)
+from .predicates import Predicate, conjunction, key_candidates
+
+SPLIT_BYTES = 128 * 1024 * 1024
+_PRUNABLE_KEYGENS = ("SimpleKeyGenerator", "ComplexKeyGenerator", "NonpartitionedKeyGenerator")
+# Key generators whose record key of a single key field is that field's plain value.
+_PLAIN_KEY_KEYGENS = ("SimpleKeyGenerator", "NonpartitionedKeyGenerator", "TimestampBasedKeyGenerator",
+                      "CustomKeyGenerator")
+RECORD_KEY_COLUMN = "_hoodie_record_key"
+
+
+@dataclass
+class Split:
+    """What one task reads: base files read as they are, each with its partition path (to restore
+    dropped partition columns), and merge-on-read slices whose log files merge into their base."""
+
+    files: list[tuple[str, str]] = field(default_factory=list)
+    size: int = 0
+    slices: list[SliceSpec] = field(default_factory=list)
+
+
+@dataclass
+class ReadPlan:
+    storage: Storage
+    schema: pa.Schema
+    partition_fields: list[str]
+    hive_style: bool
+    url_encoded: bool
+    predicates: list[Predicate]
+    splits: list[Split]
+    files_considered: int = 0
+    columns: list[str] | None = None
+    merge: MergeConfig | None = None
+    visibility: LogVisibility | None = None
+    description: str = "snapshot"
+    pinned_keys: list[str] | None = None
+    drop_partition_columns: bool = False
+
+    @property
+    def output_schema(self) -> pa.Schema:
+        if self.columns is None:
+            return self.schema
+        return pa.schema([self.schema.field(c) for c in self.columns])
+
+    @property
+    def files(self) -> list[str]:
+        """Every file the plan reads (base files, then each merged slice's base and logs), sorted."""
+        paths = [path for split in self.splits for path, _ in split.files]
+        for split in self.splits:
+            for spec in split.slices:
+                paths.extend(([spec.base_path] if spec.base_path else []) + list(spec.log_paths))
+        return sorted(paths)
+
+    def explain(self) -> str:
+        """A listing for people: the query, its filters and the files it reads out of those considered."""
+        filters = ", ".join(_describe(p) for p in self.predicates) or "none"
+        lines = [f"{self.description}; filters: {filters}",
+                 f"reads {len(self.files)} file(s) of {self.files_considered} file slice(s) considered:"]
+        return "\n".join(lines + [f"  {path}" for path in self.files])
+
+
+def _describe(predicate: Predicate) -> str:
+    if predicate.op == "not" and predicate.child is not None:
+        return f"NOT ({_describe(predicate.child)})"
+    if predicate.op in ("is_null", "not_null"):
+        return f"{predicate.column} {'IS NULL' if predicate.op == 'is_null' else 'IS NOT NULL'}"
+    return f"{predicate.column} {predicate.op} {predicate.value!r}"
+
+
+def full_schema(data_schema: pa.Schema) -> pa.Schema:
+    return pa.schema([pa.field(n, pa.string(), True) for n in META_COLUMNS] + list(data_schema))
+
+
+def partition_matches(partition: str, plan_args: dict, predicates: list[Predicate], schema: pa.Schema) -> bool:
+    """Evaluate the partition-column predicates on the values the partition path encodes; a path that
+    does not split into one value per field is kept (Hudi does not prune it either)."""
+    fields = plan_args["partition_fields"]
+    relevant = [p for p in predicates if p.columns() <= set(fields)]
+    if not relevant or not plan_args["prunable"]:
+        return True
+    values = partition_values(partition, fields, plan_args["hive_style"], plan_args["url_encoded"])
+    if values is None:
+        return True
+    try:
+        row = pa.table({f: pa.array([values.get(f)], pa.string()).cast(schema.field(f).type) for f in fields
+                        if schema.get_field_index(f) >= 0})
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, KeyError):
+        return True
+    expression = conjunction([p for p in relevant if p.columns() <= set(row.column_names)], schema)
+    return expression is None or row.filter(expression).num_rows > 0
+
+
+def _key_field(table: HoodieTable, schema: pa.Schema) -> str | None:
+    """The data column whose value is the record key, when the key generator makes it so."""
+    keys = table.props.record_key_fields
+    keygen = table.props.keygen_class or "SimpleKeyGenerator"
+    if len(keys) != 1 or schema.get_field_index(keys[0]) < 0 or not keygen.endswith(_PLAIN_KEY_KEYGENS):
+        return None
+    return keys[0] if pa.types.is_string(schema.field(keys[0]).type) else None
+
+
+def record_key_candidates(table: HoodieTable, predicates: list[Predicate], schema: pa.Schema) -> set[str] | None:
+    """Keys a query pins, from the key column and from `_hoodie_record_key` (both must hold)."""
+    key_field = _key_field(table, schema)
+    found = [key_candidates(predicates, column) for column in (key_field, RECORD_KEY_COLUMN) if column]
+    pinned = [keys for keys in found if keys is not None]
+    return set.intersection(*pinned) if pinned else None
+
+
+def prune_slices(storage: Storage, slices: list[FileSlice], predicates: list[Predicate], schema: pa.Schema,
+                 keys: set[str] | None, merge_logs: bool) -> list[FileSlice]:
+    """Drop slices whose base file's footer proves no row can match; slices merged with logs stay."""
+    if keys is None and not predicates:
+        return slices
+    kept = []
+    for file_slice in slices:
+        if (merge_logs and file_slice.log_files) or file_slice.base_file is None:
+            kept.append(file_slice)
+            continue
+        facts = read_footer_facts(storage, file_slice.base_file.path)
+        if (keys is None or facts.may_hold_keys(keys)) and may_match(facts, predicates, schema):
+            kept.append(file_slice)
+    return kept
+
+
+def partition_args(table: HoodieTable) -> dict:
+    return {
+        "partition_fields": table.props.partition_fields,
+        "hive_style": table.props.hive_style,
+        "url_encoded": table.props.url_encode,
+        "prunable": (table.props.keygen_class or "").endswith(_PRUNABLE_KEYGENS),
+    }
+
+
+def build_plan(table: HoodieTable, cfg: HoodieConfig, schema: pa.Schema, predicates: list[Predicate],
+               slices: list[FileSlice], merge_logs: bool, visible_at: str | None, description: str) -> ReadPlan:
+    """The plan of the file slices a planner chose: pruned by footers, packed into splits and, when `merge_logs`,
+    with the merge settings and the log blocks visible at `visible_at` (None: the latest instant)."""
+    keys = record_key_candidates(table, predicates, schema)
+    kept = prune_slices(table.storage, slices, predicates, schema, keys, merge_logs)
+    args = partition_args(table)
+    plan = ReadPlan(table.storage, schema, args["partition_fields"], args["hive_style"], args["url_encoded"],
+                    predicates, pack_splits(kept, merge_logs), len(slices), description=description,
+                    drop_partition_columns=table.props.drop_partition_columns)
+    if merge_logs:
+        plan.merge = merge_config(table.props, cfg.get(MERGE_MAX_MEMORY), cfg.get(SPILLABLE_MAP_PATH))
+        plan.visibility = log_visibility(table.timeline, visible_at, cfg.get(SKIP_CORRUPT_LOG_BLOCKS))
+        plan.pinned_keys = sorted(keys) if keys is not None else None
+    return plan
+
+
+def _slice_spec(file_slice: FileSlice) -> SliceSpec:
+    base = file_slice.base_file.path if file_slice.base_file is not None else None
+    logs = tuple(log.path for log in file_slice.log_files if not log.suffix)
+    return SliceSpec(file_slice.partition_path, file_slice.file_id, base, logs)
+
+
+def pack_splits(slices: list[FileSlice], merge_logs: bool = False) -> list[Split]:
+    """Splits of about SPLIT_BYTES; with `merge_logs`, slices with log files become merged slices."""
+    splits: list[Split] = []
+    current = Split()
+    for file_slice in slices:
+        base = file_slice.base_file
+        spec = _slice_spec(file_slice) if merge_logs else None
+        merged = spec is not None and bool(spec.log_paths)
+        if base is None and not merged:
+            continue
+        size = (base.size if base is not None else 0) + (
+            sum(log.size for log in file_slice.log_files) if merged else 0)
+        if (current.files or current.slices) and current.size + size > SPLIT_BYTES:
+            splits.append(current)
+            current = Split()
+        if merged:
+            current.slices.append(spec)
+        else:
+            current.files.append((base.path, file_slice.partition_path))
+        current.size += size
+    if current.files or current.slices:
+        splits.append(current)
+    return splits
+
+
+def read_split(plan: ReadPlan, split: Split) -> list[pa.Table]:
+    """Read a split's files, reading only the columns the output and the predicates need."""
+    expression = conjunction(plan.predicates, plan.schema)
+    needed = None
+    if plan.columns is not None:
+        wanted = set(plan.columns) | {c for p in plan.predicates for c in p.columns()}
+        needed = [f.name for f in plan.schema if f.name in wanted]
+    read_schema = plan.schema if needed is None else pa.schema([plan.schema.field(c) for c in needed])
+    out = []
+    for path, partition in split.files:
+        data = read_base_file(plan.storage, path, read_schema.names)
+        table = conform(data.select([c for c in read_schema.names if c in data.column_names]), read_schema,
+                           _restore(plan, partition))
+        if expression is not None:
+            table = table.filter(expression)
+        out.append(table.select(plan.output_schema.names))
+    merge_read = plan.schema if needed is None or plan.merge is None else merge_schema(plan.schema, needed, plan.merge)
+    for spec in split.slices:
+        out.extend(_read_merged(plan, spec, expression, merge_read))
+    return out
+
+
+def _restore(plan: ReadPlan, partition: str) -> dict[str, str | None]:
+    """Partition values for files that lack their partition columns. A path that does not split into
+    one value per field gives none: harmless while the files hold the columns, an error when the table
+    drops them (the values would silently read as nulls)."""
+    values = partition_values(partition, plan.partition_fields, plan.hive_style, plan.url_encoded)
+    if values is not None:
+        return values
+    if plan.drop_partition_columns:
+        raise HoodieKeyError(
+            f"partition path {partition!r} does not split into one value per partition field "
+            f"({', '.join(plan.partition_fields)}), and the table drops its partition columns from its "
+            f"files ({DROP_PARTITION_COLUMNS}=true), so their values cannot be read"
+        )
+    return {}
+
+
+def _read_merged(plan: ReadPlan, spec: SliceSpec, expression: pc.Expression | None,
+                 schema: pa.Schema) -> list[pa.Table]:
+    """A slice merged in `schema` (the query's columns and those the merge decides by), then filtered and
+    projected."""
+    if plan.merge is None or plan.visibility is None:
+        raise HoodieConfigError(f"split holds file slice {spec.file_id} with log files but the plan is not a "
+                                "merge-on-read snapshot plan")
+    out = []
+    only_keys = pa.array(plan.pinned_keys, pa.string()) if plan.pinned_keys is not None else None
+    for table in read_merged_slice(plan.storage, spec, schema, plan.merge, plan.visibility,
+                                   _restore(plan, spec.partition_path), only_keys=only_keys):
+        if expression is not None:
+            table = table.filter(expression)
+        out.append(table.select(plan.output_schema.names))
+    return out
