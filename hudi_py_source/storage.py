@@ -10,13 +10,21 @@ A local base path is made absolute when the Storage is built (on the driver), so
 that receives it, whatever its working directory, reaches the same folder. Listings are never
 cached: fsspec's listing cache would make a file written by another process (or another task)
 invisible to `exists` and `open` until it expired.
+
+Every call this layer makes to the file system is counted by kind (`counted_calls`): on an object
+store each is a request (a LIST, a HEAD, a GET, a PUT, a DELETE), so the counts are what an
+operation costs there, and tests hold them down.
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
+import threading
 import uuid
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -45,6 +53,31 @@ def _absolute(base_path: str) -> str:
 
 
 ASIDE_PREFIX = ".pyhudi-tmp-"
+
+# Kinds of file-system calls: a folder listed, a file's existence or size asked, a file opened or read, a
+# file published or opened for writing, a file or folder deleted, a folder created (local disks only).
+CALL_KINDS = ("list", "exists", "stat", "read", "write", "delete", "mkdir")
+_CALLS: Counter[str] = Counter()
+_CALLS_LOCK = threading.Lock()
+
+
+def _count(kind: str, n: int = 1) -> None:
+    with _CALLS_LOCK:
+        _CALLS[kind] += n
+
+
+@contextmanager
+def counted_calls() -> Iterator[Counter[str]]:
+    """The file-system calls this process makes inside the block, by kind (CALL_KINDS). Calls made in other
+    processes (Spark tasks, a write's process pool) are theirs to count."""
+    with _CALLS_LOCK:
+        before = _CALLS.copy()
+    made: Counter[str] = Counter()
+    try:
+        yield made
+    finally:
+        with _CALLS_LOCK:
+            made.update(_CALLS - before)
 
 
 def _aside(path: str) -> str:
@@ -138,12 +171,15 @@ class Storage:
         return full_path[len(prefix):]
 
     def exists(self, rel: str) -> bool:
+        _count("exists")
         return bool(self.fs.exists(self.full(rel)))
 
     def is_dir(self, rel: str) -> bool:
+        _count("stat")
         return bool(self.fs.isdir(self.full(rel)))
 
     def read_bytes(self, rel: str) -> bytes:
+        _count("read")
         with self.fs.open(self.full(rel), "rb") as f:
             return f.read()
 
@@ -154,6 +190,7 @@ class Storage:
         """Publish a whole file at once, replacing any older one; parents are created where the store
         has directories."""
         path = self.full(rel)
+        _count("write")
         if not self.is_local:
             self.fs.pipe_file(path, data)
             return
@@ -171,7 +208,9 @@ class Storage:
         both create it and a reader never sees it partly written. Object stores check, then PUT once.
         """
         path = self.full(rel)
+        _count("write")
         if not self.is_local:
+            _count("exists")
             if self.fs.exists(path):
                 raise FileExistsError(path)
             self.fs.pipe_file(path, data)
@@ -191,18 +230,27 @@ class Storage:
 
     def _ensure_parent(self, path: str) -> None:
         if self.is_local:
+            _count("mkdir")
             self.fs.makedirs(posixpath.dirname(path), exist_ok=True)
 
     def makedirs(self, rel: str) -> None:
         """Create a folder; on object stores folders are implicit, so this is a no-op there."""
         if self.is_local:
+            _count("mkdir")
             self.fs.makedirs(self.full(rel), exist_ok=True)
 
     def open_input(self, rel: str) -> IO[bytes]:
+        _count("read")
         return self.fs.open(self.full(rel), "rb")
+
+    def open_input_file(self, rel: str) -> Any:
+        """A pyarrow random-access file, for parquet footers and column chunks read in place."""
+        _count("read")
+        return self.pyarrow_fs().open_input_file(self.full(rel))
 
     def open_output(self, rel: str) -> IO[bytes]:
         path = self.full(rel)
+        _count("write")
         self._ensure_parent(path)
         return self.fs.open(path, "wb")
 
@@ -211,16 +259,22 @@ class Storage:
         published by their own appearance: a commit names them, so a partial one from a crash stays
         invisible and is rolled back."""
         path = self.full(rel)
+        _count("write")
         self._ensure_parent(path)
         return self.pyarrow_fs().open_output_stream(path)
 
     def size(self, rel: str) -> int:
+        _count("stat")
         return int(self.fs.size(self.full(rel)))
+
+    def _ls(self, full_path: str) -> list[dict[str, Any]]:
+        _count("list")
+        return list(self.fs.ls(full_path, detail=True, refresh=True))
 
     def list(self, rel: str = "") -> list[FileInfo]:
         """Files (not folders) directly under `rel`; empty when `rel` does not exist."""
         try:
-            entries = self.fs.ls(self.full(rel), detail=True, refresh=True)
+            entries = self._ls(self.full(rel))
         except FileNotFoundError:
             return []
         return [
@@ -232,7 +286,7 @@ class Storage:
     def list_dirs(self, rel: str = "") -> list[str]:
         """Sub-folders directly under `rel`, relative to the base path."""
         try:
-            entries = self.fs.ls(self.full(rel), detail=True, refresh=True)
+            entries = self._ls(self.full(rel))
         except FileNotFoundError:
             return []
         return [self.relative(e["name"]) for e in entries if e.get("type") == "directory"]
@@ -244,7 +298,7 @@ class Storage:
         while pending:
             current = pending.pop()
             try:
-                entries = self.fs.ls(self.full(current), detail=True, refresh=True)
+                entries = self._ls(self.full(current))
             except FileNotFoundError:
                 continue
             for e in entries:
@@ -258,6 +312,7 @@ class Storage:
 
     def delete(self, rel: str) -> bool:
         """Delete one file; False when it was already gone (deletes are idempotent)."""
+        _count("delete")
         try:
             self.fs.rm_file(self.full(rel))
             return True
@@ -265,6 +320,7 @@ class Storage:
             return False
 
     def delete_tree(self, rel: str) -> None:
+        _count("delete")
         try:
             self.fs.rm(self.full(rel), recursive=True)
         except FileNotFoundError:

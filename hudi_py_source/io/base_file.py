@@ -415,7 +415,7 @@ def open_base_file(storage: Storage, rel_path: str) -> Iterator[pq.ParquetFile]:
     """The base file as a parquet file; any failure to read its footer or data inside the block (a cut or
     garbled file, a file gone) becomes `base_file_error`, with Arrow's error chained."""
     try:
-        with storage.pyarrow_fs().open_input_file(storage.full(rel_path)) as source:
+        with storage.open_input_file(rel_path) as source:
             yield pq.ParquetFile(source)
     except UNREADABLE_ERRORS as exc:
         raise base_file_error(rel_path, exc) from exc

@@ -101,13 +101,15 @@ class _Visibility:
 
 
 class FileSystemView:
-    """File groups of a table as of its timeline; one storage listing per partition folder."""
+    """File groups of a table as of its timeline; each partition folder listed at most once per view (the whole
+    table in one walk when every partition is asked for)."""
 
     def __init__(self, storage: Storage, timeline: ActiveTimeline, props: TableProperties) -> None:
         self.storage = storage
         self.timeline = timeline
         self.props = props
         self._listing: dict[str, list[FileInfo]] | None = None
+        self._partition_files: dict[str, list[FileInfo]] = {}
         self._replaced: dict[str, dict[tuple[str, str], None]] = {}
 
     # listing ---------------------------------------------------------------------------------
@@ -124,7 +126,9 @@ class FileSystemView:
     def _files(self, partition: str) -> list[FileInfo]:
         if self._listing is not None:
             return self._listing.get(partition, [])
-        return self.storage.list(partition)
+        if partition not in self._partition_files:
+            self._partition_files[partition] = self.storage.list(partition)
+        return self._partition_files[partition]
 
     def partitions(self) -> list[str]:
         """Folders holding data files or a partition metadata file; "" is the base folder."""

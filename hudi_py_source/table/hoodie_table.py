@@ -39,17 +39,18 @@ def ensure_not_foreign(storage: Storage) -> None:
 
 
 class HoodieTable:
-    """Properties + active timeline of one table; cheap to reload after a commit."""
+    """One load of a table: its properties, active timeline and file-system view, read once and passed down
+    through an operation, so nothing in it lists storage twice. `reload` after the table changed."""
 
     def __init__(self, storage: Storage, props: TableProperties, timeline: ActiveTimeline) -> None:
         self.storage = storage
         self.props = props
         self.timeline = timeline
+        self._view: FileSystemView | None = None
 
     @classmethod
     def load(cls, storage: Storage) -> HoodieTable:
-        if not table_exists(storage):
-            raise HoodieTableError(f"{storage.base_url} is not a Hudi table (no .hoodie/hoodie.properties)")
+        """The table at `storage`: hoodie.properties (its absence: not a Hudi table) and the active timeline."""
         props = TableProperties.load(storage)
         version = props.version
         if version not in (6, 8, 9):
@@ -63,7 +64,10 @@ class HoodieTable:
         return HoodieTable.load(self.storage)
 
     def fs_view(self) -> FileSystemView:
-        return FileSystemView(self.storage, self.timeline, self.props)
+        """The file-system view of this load, built on first use and kept: its listings are this load's."""
+        if self._view is None:
+            self._view = FileSystemView(self.storage, self.timeline, self.props)
+        return self._view
 
     def avro_schema(self, as_of: str | None = None) -> dict | None:
         """The writer schema of the latest completed commit that recorded one (no meta fields)."""

@@ -523,13 +523,13 @@ def _recover(storage: Storage) -> TableProperties:
     return current
 
 
-def refuse_metadata_table(storage: Storage, change: str) -> None:
-    """Refuse `change` to a table that has a metadata table.
+def refuse_metadata_table(storage: Storage, change: str, props: TableProperties | None = None) -> None:
+    """Refuse `change` to a table that has a metadata table (`props`: the table's properties, when loaded).
 
     pyhudi does not update metadata tables yet, and readers that list files through one (Apache Hudi does by
     default) would not see the change, or would list files it removed. Reading such a table stays allowed.
     """
-    props = TableProperties.load(storage)
+    props = props if props is not None else TableProperties.load(storage)
     if props.metadata_partitions:
         found = f"{METADATA_PARTITIONS}={','.join(props.metadata_partitions)} in {PROPERTIES_FILE}"
     elif storage.exists(METADATA_TABLE_PROPERTIES):

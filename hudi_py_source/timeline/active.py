@@ -66,6 +66,7 @@ class ActiveTimeline:
         self.folder = TIMELINE_FOLDER_V2 if layout_version >= 2 else META_FOLDER
         self._by_key: dict[tuple[str, str], Instant] = {}
         self._mtimes: dict[str, float] = {}
+        self._completed_bytes: dict[str, bytes] = {}
         self.leftovers = [info.path for info in files if info.name.startswith(ASIDE_PREFIX)]
         for info in files:
             instant = parse_instant_file_name(info.name)
@@ -173,14 +174,22 @@ class ActiveTimeline:
         return f"{self.folder}/{instant.file_name(self.layout_version)}"
 
     def read_bytes(self, instant: Instant) -> bytes:
+        """The instant's file; a completed instant's is read once per load (it never changes: only a rollback or
+        archival removes it)."""
+        path = self.path_of(instant)
+        if path in self._completed_bytes:
+            return self._completed_bytes[path]
         try:
-            return self.storage.read_bytes(self.path_of(instant))
+            data = self.storage.read_bytes(path)
         except FileNotFoundError:
             raise HoodieTableChangedError(
                 f"timeline file {self.path_of(instant)} of instant {instant.timestamp} "
                 f"({instant.action}, {instant.state}) does not exist: archived or rolled back after the timeline "
                 "was listed; run again to see the table as it is now"
             ) from None
+        if instant.state == COMPLETED:
+            self._completed_bytes[path] = data
+        return data
 
     def read_commit_metadata(self, instant: Instant) -> CommitMetadata:
         """JSON on layout 1, Avro on layout 2; empty (requested, inflight) files are empty metadata.

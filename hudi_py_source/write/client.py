@@ -219,7 +219,7 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
     table = HoodieTable.load(storage) if exists else None
     cfg = HoodieConfig(effective_options(table.props if table else None, options))
     if table is not None:
-        refuse_metadata_table(storage, "a write")
+        refuse_metadata_table(storage, "a write", table.props)
         _check_against_table(table.props, cfg)
     validate_post_commit(cfg)
     operation = _resolve_operation(cfg, mode, exists)
@@ -236,12 +236,12 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
         init_table_layout(storage, _new_table_properties(cfg, schema, avro))
         table = HoodieTable.load(storage)
     else:
-        rollback_failed_writes(table)
-        finish_interrupted_inline_services(storage, cfg)
-        table = table.reload()
+        table = rollback_failed_writes(table)
+        if finish_interrupted_inline_services(storage, cfg):
+            table = table.reload()
     last = table.timeline.last_completed_commit()
     job = WriteJob(storage, cfg.as_dict(), "", operation, schema, to_json(avro), name,
-                   last.timestamp if last else None, table.props.table_type)
+                   last.timestamp if last else None, table.props.table_type, table)
     job.instant_time = _open_instant(table, job)
     return job
 
@@ -313,7 +313,7 @@ def _reconcile_markers(job: WriteJob, stats: list[dict[str, Any]]) -> None:
 def commit_write(job: WriteJob, results: list[TaskResult], extra_metadata: dict[str, str] | None = None) -> str:
     """Complete the instant: the new files become visible to readers only now. `extra_metadata` lands in
     the commit's extraMetadata beside the schema (a streaming sink keeps its batch id there)."""
-    table = HoodieTable.load(job.storage)
+    table = job.table
     stats = [s for r in results for s in r.write_stats]
     if job.merges:
         merged, upsert_stats = write_targets(job, results)

@@ -1,7 +1,9 @@
 """What every task of one write needs to know, fixed on the driver before any task runs.
 
 A WriteJob is pickled from the driver to the Spark tasks and to the commit, so it carries plain
-data only: the storage, the options, the instant and the schema the write commits.
+data only: the storage, the options, the instant and the schema the write commits. In the process that
+opened the write it also holds the table as loaded then (`table`), so the tasks and the commit that run
+there list nothing again; a pickled job leaves it behind and loads the table once where it lands.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import pyarrow as pa
 
 from ..config import INDEX_TYPE, PRECOMBINE_FIELD, HoodieConfig
 from ..storage import Storage
+from ..table.hoodie_table import HoodieTable
 from .profile import WriteProfile
 
 _STAGED_BATCH_BYTES = 8 << 20
@@ -34,6 +37,17 @@ class WriteJob:
     table_name: str
     as_of: str | None = None
     table_type: str = "COPY_ON_WRITE"
+    loaded: HoodieTable | None = field(default=None, compare=False, repr=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "loaded": None}
+
+    @property
+    def table(self) -> HoodieTable:
+        """The table as this write sees it: as loaded when the write opened, or once in this process."""
+        if self.loaded is None:
+            self.loaded = HoodieTable.load(self.storage)
+        return self.loaded
 
     @property
     def merge_on_read(self) -> bool:

@@ -175,17 +175,17 @@ def refuse_pending_restore(table: HoodieTable) -> None:
             "Table.restore(<its savepoint>) before writing; until then the table may be inconsistent")
 
 
-def rollback_failed_writes(table: HoodieTable) -> list[str]:
+def rollback_failed_writes(table: HoodieTable) -> HoodieTable:
     """Roll back every pending write: with a single writer, none of them has a live writer left. A pending
     clustering is no failed write but a plan still to execute (Hudi leaves it to the clustering service).
-    Timeline files a dead writer wrote aside and never published go too."""
+    Timeline files a dead writer wrote aside and never published go too. Returns the table as it is after:
+    `table` itself when nothing was rolled back, else reloaded."""
     refuse_pending_restore(table)
     for leftover in table.timeline.leftovers:
         table.storage.delete(leftover)
-    rolled: list[str] = []
     table = resume_pending_rollbacks(table)
     for pending in table.timeline.pending():
         if pending.action in WRITE_ACTIONS and table.timeline.clustering_plan(pending) is None:
-            rolled.append(rollback_instant(table, pending))
+            rollback_instant(table, pending)
             table = table.reload()
-    return rolled
+    return table

@@ -33,7 +33,7 @@ from ..config import (
     SIMPLE_UPDATE_PARTITION_PATH,
     SPILLABLE_MAP_PATH,
 )
-from ..index.locations import candidates_from_slices
+from ..index.locations import CandidateFile, candidates_from_slices
 from ..index.tagging import partition_moves, tag
 from ..io.conform import conform
 from ..keygen import key_generator
@@ -111,10 +111,21 @@ def empty_prepared(job: WriteJob) -> pa.Table:
     return schema.empty_table()
 
 
-def _candidates(job: WriteJob, table: HoodieTable) -> list:
-    slices = table.fs_view().latest_file_slices(as_of=job.as_of) if job.as_of else []
-    include_log_only = job.config.get(INDEX_TYPE) == "BUCKET"
-    return candidates_from_slices(slices, include_log_only=include_log_only)
+def latest_slices(job: WriteJob, table: HoodieTable, partitions: Iterable[str] | None) -> list[FileSlice]:
+    """The latest file slices as of the write's start, in `partitions` only (None: the whole table): a write
+    lists the partitions it touches, and the whole table only when a global index must look everywhere."""
+    if not job.as_of:
+        return []
+    view = table.fs_view()
+    if partitions is None:
+        return view.latest_file_slices(as_of=job.as_of)
+    return [s for partition in sorted(set(partitions)) for s in view.latest_file_slices(partition, as_of=job.as_of)]
+
+
+def _candidates(job: WriteJob, table: HoodieTable, records: pa.Table) -> list[CandidateFile]:
+    index_type = job.config.get(INDEX_TYPE)
+    touched = None if index_type in GLOBAL_INDEXES else pc.unique(records.column(PATH_COLUMN)).to_pylist()
+    return candidates_from_slices(latest_slices(job, table, touched), include_log_only=index_type == "BUCKET")
 
 
 def tag_rows(job: WriteJob, table: pa.Table) -> pa.Table:
@@ -123,7 +134,7 @@ def tag_rows(job: WriteJob, table: pa.Table) -> pa.Table:
     hoodie.clustering.updates.strategy)."""
     if table.num_rows == 0 or (job.operation in ("insert", "bulk_insert") and job.config.get(INDEX_TYPE) != "BUCKET"):
         return table.append_column(FILE_ID_COLUMN, pa.nulls(table.num_rows, pa.string()))
-    hoodie = HoodieTable.load(job.storage)
+    hoodie = job.table
     tagged = _tag(job, table, hoodie)
     reject_updates_under_clustering(hoodie, job.config, updated_groups(tagged))
     return tagged
@@ -133,7 +144,7 @@ def _tag(job: WriteJob, table: pa.Table, hoodie: HoodieTable) -> pa.Table:
     cfg = job.config
     index_type = cfg.get(INDEX_TYPE)
     tagging = tag(index_type, job.storage, table.column(KEY_COLUMN).combine_chunks(),
-                  table.column(PATH_COLUMN).combine_chunks(), _candidates(job, hoodie), cfg,
+                  table.column(PATH_COLUMN).combine_chunks(), _candidates(job, hoodie, table), cfg,
                   instant_time=job.instant_time)
     if index_type == "BUCKET":
         new_ids = tagging.new_bucket_file_ids
@@ -226,8 +237,7 @@ def targets_of(job: WriteJob, table: HoodieTable, keys: Iterable[tuple[str, str]
     """The target of each (partition, file id): the base file it merges with or, on merge-on-read, the
     slice it appends log files to. `takes_inserts`: existing file groups the bucket plan gave inserts."""
     keys = list(keys)
-    bases = {(s.partition_path, s.file_id): s for s in table.fs_view().latest_file_slices(as_of=job.as_of)} \
-        if job.as_of else {}
+    bases = {(s.partition_path, s.file_id): s for s in latest_slices(job, table, (p for p, _ in keys))}
     if takes_inserts is None and job.merge_on_read:
         takes_inserts = _small_file_groups(job, table, sorted({partition for partition, _ in keys}))
     compacting = pending_compaction_file_groups(table.timeline) if job.merge_on_read else {}
@@ -271,8 +281,9 @@ def write_targets(job: WriteJob, results: list[TaskResult]) -> tuple[list[dict],
     stats = UpsertStats(missing_deletes=profile.missing_deletes())
     if not profile.insert_hashes and not profile.updated:
         return [], stats
-    roll_back_clusterings_on_conflict(job.storage, job.config, profile.updated)
-    table = HoodieTable.load(job.storage)
+    if roll_back_clusterings_on_conflict(job.storage, job.config, profile.updated):
+        job.loaded = None
+    table = job.table
     per_partition = profile.inserts_per_partition()
     plan = insert_plan(job, table, per_partition, profile.updated) if per_partition else None
     takes_inserts = existing_groups_taking_inserts(plan) if plan is not None else set()
