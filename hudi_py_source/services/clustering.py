@@ -61,12 +61,13 @@ from ..table.fs_view import FileSlice, FileSystemView
 from ..table.hoodie_table import HoodieTable
 from ..table.properties import refuse_metadata_table
 from ..timeline import avro_models
-from ..timeline.commit_metadata import CommitMetadata, WriteStat
-from ..timeline.instant import REPLACE_COMMIT, REQUESTED, Instant
+from ..timeline.commit_metadata import WriteStat
+from ..timeline.instant import REPLACE_COMMIT, Instant
 from ..timeline.service_plans import pending_clustering_file_groups, pending_compaction_file_groups
+from ..write.base_files import base_file_write_stat, base_file_writer
 from ..write.clustering_updates import ALLOW_UPDATES
+from ..write.commit import Commit
 from ..write.markers import WriteMarkers
-from ..write.new_file_groups import base_file_write_stat, base_file_writer
 from ..write.rollback import rollback_failed_writes, rollback_instant
 from .compaction import slice_io_metrics
 
@@ -211,8 +212,7 @@ def schedule_clustering(storage: Storage | str, options: dict[str, Any] | None =
     storage = Storage.of(storage)
     refuse_metadata_table(storage, "a clustering")
     cfg = HoodieConfig(options or {})
-    rollback_failed_writes(HoodieTable.load(storage))
-    table = HoodieTable.load(storage)
+    table = rollback_failed_writes(HoodieTable.load(storage))
     _check_options(table, cfg)
     if cfg.get(CLUSTERING_INLINE) and commits_since_last_clustering(table) < cfg.get(CLUSTERING_INLINE_MAX_COMMITS):
         return None
@@ -300,9 +300,9 @@ def _base_rows(out: _Output, rows: pa.Table, partition: str, file_name: str, tas
                              populate_meta_fields=out.table.props.populate_meta_fields, seqno_start=seqno)
 
 
-def _write_files(out: _Output, partition: str, rows: pa.Table) -> list[dict[str, Any]]:
+def _write_files(out: _Output, partition: str, rows: pa.Table) -> list[WriteStat]:
     """One output file group's rows, in new files rolled over at target.file.max.bytes."""
-    stats: list[dict[str, Any]] = []
+    stats: list[WriteStat] = []
     target = out.cfg.get(CLUSTERING_TARGET_FILE_MAX_BYTES)
     offset = 0
     while offset < rows.num_rows:
@@ -325,12 +325,12 @@ def _write_files(out: _Output, partition: str, rows: pa.Table) -> list[dict[str,
     return stats
 
 
-def _cluster_group(out: _Output, group: PlannedGroup, sort_columns: tuple[str, ...]) -> list[dict[str, Any]]:
+def _cluster_group(out: _Output, group: PlannedGroup, sort_columns: tuple[str, ...]) -> list[WriteStat]:
     """numOutputFileGroups contiguous runs of the (sorted) rows, as Spark's range partitioning cuts them."""
     rows = _sorted(_read_group(out, group), sort_columns)
     partition = group.slices[0].partition_path
     bounds = np.linspace(0, rows.num_rows, max(group.num_output_groups, 1) + 1).astype(np.int64)
-    stats: list[dict[str, Any]] = []
+    stats: list[WriteStat] = []
     for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
         if stop > start:
             stats.extend(_write_files(out, partition, rows.slice(int(start), int(stop - start))))
@@ -346,34 +346,28 @@ def _replaced(plan: ClusteringPlan) -> dict[str, list[str]]:
 
 
 def _pending_instant(table: HoodieTable, instant_time: str) -> Instant | None:
-    """The clustering's requested instant (None when it already completed), reverted to its plan when an
-    earlier attempt left it inflight (Hudi's rollbackInflightClustering: that attempt's files go, recorded
-    as a rollback, and the plan stays)."""
+    """The clustering's pending instant (requested, or inflight when an earlier attempt died), None when it
+    already completed."""
     instant = table.timeline.find(instant_time)
     if instant is not None and instant.is_completed and instant.action == REPLACE_COMMIT:
         return None
     if instant is None or table.timeline.clustering_plan(instant) is None:
         raise HoodieTableError(f"no pending clustering {instant_time} on the timeline of {table.storage.base_url}")
-    if instant.state != REQUESTED:
-        LOG.info("rolling back the failed attempt of clustering %s before running it again", instant_time)
-        rollback_instant(table, instant, keep_requested=True)
-    return Instant(instant_time, REPLACE_COMMIT, REQUESTED)
+    return instant
 
 
 def execute_clustering(storage: Storage | str, instant_time: str, options: dict[str, Any] | None = None) -> str:
     """Run one scheduled (or interrupted) clustering to completion; returns its instant time."""
     storage = Storage.of(storage)
     refuse_metadata_table(storage, "a clustering")
-    rollback_failed_writes(HoodieTable.load(storage))
-    table = HoodieTable.load(storage)
-    requested = _pending_instant(table, instant_time)
-    if requested is None:
+    table = rollback_failed_writes(HoodieTable.load(storage))
+    pending = _pending_instant(table, instant_time)
+    if pending is None:
         return instant_time
-    table = table.reload()
-    plan = _parse_plan(table.timeline.clustering_plan(requested) or {})
+    plan = _parse_plan(table.timeline.clustering_plan(pending) or {})
     conflicts = _conflicts(table, plan)
     if conflicts:
-        rollback_instant(table, requested)
+        rollback_instant(table, pending)
         raise HoodieClusteringConflictError(
             f"clustering {instant_time} rolled back: file group {conflicts[0]} "
             f"({len(conflicts)} in all) was updated or replaced by a write after it was planned (as "
@@ -386,15 +380,10 @@ def execute_clustering(storage: Storage | str, instant_time: str, options: dict[
     avro_json = to_json(avro) if avro is not None else ""
     out = _Output(table, instant_time, HoodieConfig(options or {}), full_schema(schema), avro_json,
                   plan.preserve_metadata)
-    inflight = table.timeline.transition_to_inflight(requested)
+    commit = Commit.resume(table, pending, CLUSTER)
     started = time.monotonic()
-    by_partition: dict[str, list[WriteStat]] = {}
-    for group in plan.groups:
-        for stat in _cluster_group(out, group, plan.sort_columns):
-            by_partition.setdefault(stat["partitionPath"], []).append(WriteStat.from_dict(stat))
-    metadata = CommitMetadata(by_partition, False, {"schema": avro_json}, CLUSTER, _replaced(plan))
-    table.timeline.complete(inflight, metadata.to_json())
-    WriteMarkers(storage, instant_time).delete_all()
+    stats = [stat for group in plan.groups for stat in _cluster_group(out, group, plan.sort_columns)]
+    commit.complete(stats, {"schema": avro_json}, _replaced(plan))
     LOG.info("clustering %s: %d group(s) into %d file(s) in %.1f s", instant_time, len(plan.groups),
              out.files_written, time.monotonic() - started)
     return instant_time

@@ -10,6 +10,7 @@ completing writes `<t>.commit` with `compacted: true`, which makes the new slice
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import os
@@ -42,17 +43,16 @@ from ..io.base_file import BaseFileWriter, read_footer
 from ..read.merged_slice import MergeStats, SliceSpec, log_visibility, merge_config, merged_slice_parts
 from ..read.plan import full_schema
 from ..storage import Storage
-from ..table.file_names import make_base_file_name, parse_base_file_name, write_token
+from ..table.file_names import make_base_file_name, write_token
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
 from ..table.properties import refuse_metadata_table
 from ..timeline import avro_models
-from ..timeline.commit_metadata import CommitMetadata, WriteStat
+from ..timeline.commit_metadata import WriteStat
 from ..timeline.instant import (
     COMMIT,
     COMPACTION,
     DELTA_COMMIT,
-    INFLIGHT,
     Instant,
     parse_instant_time,
 )
@@ -62,8 +62,9 @@ from ..timeline.service_plans import (
     pending_clustering_file_groups,
     pending_compaction_file_groups,
 )
+from ..write.base_files import base_file_write_stat, base_file_writer
+from ..write.commit import CompactionCommit
 from ..write.markers import WriteMarkers
-from ..write.new_file_groups import base_file_write_stat, base_file_writer
 from ..write.rollback import rollback_instant
 
 LOG = logging.getLogger("hudi_py_source.compaction")
@@ -182,7 +183,7 @@ def _writer(job: _Job, cfg: HoodieConfig, rel_path: str) -> BaseFileWriter:
                             max_buffer_bytes=cfg.get(MERGE_MAX_MEMORY) // 4)
 
 
-def _compact_slice(job: _Job) -> dict[str, Any]:
+def _compact_slice(job: _Job) -> WriteStat:
     """Merge one slice into a new base file; records keep their commit time and sequence number."""
     started = time.monotonic()
     cfg = HoodieConfig(job.options)
@@ -214,34 +215,19 @@ def _compact_slice(job: _Job) -> dict[str, Any]:
 
 
 def _compaction_stat(op: CompactionOperation, rel_path: str, rows: int, size: int, elapsed_ms: int,
-                     merged: MergeStats) -> dict[str, Any]:
+                     merged: MergeStats) -> WriteStat:
     """The write stat Hudi records for a compacted slice: the merge handle's counts plus the log scan's.
     totalUpdatedRecordsCompacted (Hudi: the keys in its merged log-record map) counts the log's keys that
     changed the slice, so deletes of absent keys and log records that lost to the base are left out."""
     stat = base_file_write_stat(op.file_id, op.partition_path, rel_path, op.base_instant, rows, size, elapsed_ms,
                                 merged.inserted, merged.updated, merged.deleted)
-    stat.update({"totalLogRecords": merged.log_records, "totalLogFilesCompacted": len(op.log_paths),
-                 "totalLogSizeCompacted": op.log_bytes, "totalLogBlocks": merged.log_blocks,
-                 "totalUpdatedRecordsCompacted": merged.updated + merged.deleted + merged.inserted})
-    return stat
+    return dataclasses.replace(
+        stat, total_log_records=merged.log_records, total_log_files_compacted=len(op.log_paths),
+        total_log_size_compacted=op.log_bytes, total_log_blocks=merged.log_blocks,
+        total_updated_records_compacted=merged.updated + merged.deleted + merged.inserted)
 
 
-def _roll_back_attempt(table: HoodieTable, instant_time: str) -> None:
-    """Files of an earlier, failed attempt of this compaction go before it runs again (Hudi re-attempts
-    an inflight compaction rather than abandoning its plan)."""
-    markers = WriteMarkers(table.storage, instant_time)
-    for marker in markers.list_markers():
-        if table.storage.exists(marker.data_path):
-            table.storage.delete(marker.data_path)
-    for partition in table.fs_view().partitions():
-        for info in table.storage.list(partition):
-            parsed = parse_base_file_name(info.name)
-            if parsed is not None and parsed.instant_time == instant_time:
-                table.storage.delete(info.path)
-    markers.delete_all()
-
-
-def _execute(table: HoodieTable, instant: Instant, options: dict[str, Any]) -> list[dict[str, Any]]:
+def _execute(table: HoodieTable, instant: Instant, options: dict[str, Any]) -> list[WriteStat]:
     ops = compaction_operations(table.timeline, instant)
     schema = table.schema()
     if schema is None:
@@ -271,18 +257,10 @@ def execute_compaction(storage: Storage | str, instant_time: str, options: dict[
         raise HoodieTableError(f"no compaction {instant_time} on the timeline of {storage.base_url}")
     if instant.is_completed:
         return instant_time
-    if instant.state == INFLIGHT:
-        _roll_back_attempt(table, instant_time)
-    else:
-        instant = table.timeline.transition_to_inflight(instant)
+    commit = CompactionCommit.resume(table, instant, "COMPACT")
     started = time.monotonic()
-    stats = _execute(table, instant, dict(options or {}))
-    by_partition: dict[str, list[WriteStat]] = {}
-    for stat in stats:
-        by_partition.setdefault(stat["partitionPath"], []).append(WriteStat.from_dict(stat))
-    metadata = CommitMetadata(by_partition, True, {"schema": _schema_json(table.avro_schema())}, "COMPACT")
-    table.timeline.complete(instant, metadata.to_json())
-    WriteMarkers(storage, instant_time).delete_all()
+    stats = _execute(commit.table, commit.instant, dict(options or {}))
+    commit.complete(stats, {"schema": _schema_json(commit.table.avro_schema())})
     LOG.info("compaction %s: %d file slice(s) in %.1f s", instant_time, len(stats), time.monotonic() - started)
     return instant_time
 

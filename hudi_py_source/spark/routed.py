@@ -23,7 +23,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from ..config import SPILLABLE_MAP_PATH
 from ..storage import Storage
 from ..table.file_names import write_token
-from ..table.hoodie_table import HoodieTable
+from ..timeline.commit_metadata import WriteStat
 from ..write.client import abort_write, commit_write, start_write
 from ..write.job import TaskResult, WriteJob
 from ..write.record_columns import DELETE_COLUMN, KEY_COLUMN, PATH_COLUMN
@@ -82,7 +82,7 @@ def write_routed(df: DataFrame, path: str, options: dict[str, Any], mode: str = 
                          .agg(F.countDistinct(KEY_COLUMN)).collect()}
         updated = {(r[0], r[1]) for r in live.where(F.col(FILE_ID_COLUMN).isNotNull())
                    .select(PATH_COLUMN, FILE_ID_COLUMN).distinct().collect()}
-        plan = insert_plan(job, HoodieTable.load(storage), per_partition, updated) if per_partition else None
+        plan = insert_plan(job, job.table, per_partition, updated) if per_partition else None
         takes_inserts = existing_groups_taking_inserts(plan) if plan is not None else set()
 
         def assign_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -105,13 +105,13 @@ def write_routed(df: DataFrame, path: str, options: dict[str, Any], mode: str = 
                 for batch in batches:
                     staging.add(pa.Table.from_batches([batch], schema=schema))
                 files = staging.finish()
-                targets = targets_of(job, HoodieTable.load(job.storage), files, takes_inserts) if files else []
-                stats = [json.dumps(stat) for target in targets for stat in write_group_stats(
+                targets = targets_of(job, job.table, files, takes_inserts) if files else []
+                stats = [json.dumps(stat.to_dict()) for target in targets for stat in write_group_stats(
                     job, target, files[(target.partition_path, target.file_id)], token, task_id)]
             yield pa.RecordBatch.from_pydict({"stat": pa.array(stats, pa.string())})
 
         collected = routed.mapInArrow(write_partition, "stat string").collect()
-        result = TaskResult(write_stats=[json.loads(r.stat) for r in collected])
+        result = TaskResult(write_stats=[WriteStat.from_dict(json.loads(r.stat)) for r in collected])
         return commit_write(job, [result])
     except BaseException:
         abort_write(job)

@@ -123,7 +123,8 @@ class FileSystemView:
             self._listing = dict(by_dir)
         return self._listing
 
-    def _files(self, partition: str) -> list[FileInfo]:
+    def files(self, partition: str) -> list[FileInfo]:
+        """Every file of a partition folder, committed or not, as this view listed it."""
         if self._listing is not None:
             return self._listing.get(partition, [])
         if partition not in self._partition_files:
@@ -142,7 +143,7 @@ class FileSystemView:
     def _group_files(self, partition: str, vis: _Visibility) -> dict[str, FileGroup]:
         bases: dict[str, dict[str, BaseFile]] = defaultdict(dict)
         logs: dict[str, list[LogFile]] = defaultdict(list)
-        for info in self._files(partition):
+        for info in self.files(partition):
             base = parse_base_file_name(info.name)
             if base is not None:
                 if vis.committed(base.instant_time):

@@ -8,7 +8,6 @@ API runs the same three phases in one process, so both produce identical tables.
 from __future__ import annotations
 
 import logging
-import posixpath
 from collections.abc import Iterable
 from typing import Any
 
@@ -44,11 +43,9 @@ from ..table.hoodie_table import HoodieTable, ensure_not_foreign, table_exists
 from ..table.properties import PAYLOAD_CLASS as RECORDED_PAYLOAD_CLASS
 from ..table.properties import TableProperties, init_table_layout, refuse_metadata_table
 from ..timeline import avro_models
-from ..timeline.commit_metadata import CommitMetadata, WriteStat
-from ..timeline.instant import Instant
+from ..timeline.instant import INFLIGHT, Instant
+from .commit import Commit
 from .job import MERGE_OPERATIONS, NEW_FILE_OPERATIONS, TaskResult, WriteJob
-from .log_append import logs_of_append_marker
-from .markers import WriteMarkers
 from .new_file_groups import collect_partitions, write_new_file_groups
 from .post_commit import finish_interrupted_inline_services, run_post_commit, validate_post_commit
 from .rollback import rollback_failed_writes, rollback_instant
@@ -247,18 +244,14 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
 
 
 def _open_instant(table: HoodieTable, job: WriteJob) -> str:
-    timeline = table.timeline
-    instant_time = timeline.new_instant_time(table.props.timeline_timezone)
-    requested = b""
+    """The write's instant; an overwrite's requested file holds an empty replace plan, as Hudi writes it."""
+    plan = b""
     if job.action == "replacecommit":
-        requested = avro_models.serialize(
+        plan = avro_models.serialize(
             "HoodieRequestedReplaceMetadata",
             {"operationType": None, "clusteringPlan": None, "extraMetadata": None, "version": None},
         )
-    instant = timeline.create_requested(instant_time, job.action, requested)
-    profile = CommitMetadata({}, False, {}, job.operation.upper(), None)
-    timeline.transition_to_inflight(instant, profile.to_json())
-    return instant_time
+    return Commit.start(table, job.action, job.operation.upper(), plan).instant_time
 
 
 def write_task(job: WriteJob, batches: Iterable[pa.RecordBatch | pa.Table], token: str,
@@ -289,31 +282,9 @@ def _replaced_file_ids(table: HoodieTable, job: WriteJob, results: list[TaskResu
     return replaced
 
 
-def _reconcile_markers(job: WriteJob, stats: list[dict[str, Any]]) -> None:
-    """Delete files of failed or speculative task attempts: in the markers but in no task's report.
-
-    An APPEND marker names the slice's base file, not a log: its unreported logs are looked up instead."""
-    reported = {s["path"] for s in stats}
-    first_version: dict[tuple[str, str], int] = {}
-    for s in stats:
-        if s.get("logVersion") is not None:
-            group = (s["partitionPath"], s["fileId"])
-            first_version[group] = min(first_version.get(group, s["logVersion"]), s["logVersion"])
-    for marker in WriteMarkers(job.storage, job.instant_time).list_markers():
-        if marker.io_type != "APPEND":
-            if marker.data_path not in reported:
-                job.storage.delete(marker.data_path)
-            continue
-        group = (posixpath.dirname(marker.data_path), posixpath.basename(marker.data_path).split("_", 1)[0])
-        for path in logs_of_append_marker(job.storage, marker.data_path, job.instant_time,
-                                          frozenset(reported), first_version.get(group, 0)):
-            job.storage.delete(path)
-
-
 def commit_write(job: WriteJob, results: list[TaskResult], extra_metadata: dict[str, str] | None = None) -> str:
     """Complete the instant: the new files become visible to readers only now. `extra_metadata` lands in
     the commit's extraMetadata beside the schema (a streaming sink keeps its batch id there)."""
-    table = job.table
     stats = [s for r in results for s in r.write_stats]
     if job.merges:
         merged, upsert_stats = write_targets(job, results)
@@ -321,25 +292,19 @@ def commit_write(job: WriteJob, results: list[TaskResult], extra_metadata: dict[
         if upsert_stats.missing_deletes:
             LOG.info("%s: %d deleted key(s) are not in the table; their deletes were no-ops",
                      job.instant_time, upsert_stats.missing_deletes)
-    _reconcile_markers(job, stats)
-    by_partition: dict[str, list[WriteStat]] = {}
-    for stat in stats:
-        by_partition.setdefault(stat["partitionPath"], []).append(WriteStat.from_dict(stat))
-    replaced = _replaced_file_ids(table, job, results) if job.action == "replacecommit" else None
-    metadata = CommitMetadata(
-        by_partition, False, {**(extra_metadata or {}), "schema": job.avro_schema_json}, job.operation.upper(),
-        replaced if replaced is not None else None,
-    )
-    inflight = Instant(job.instant_time, job.action, "INFLIGHT")
-    table.timeline.complete(inflight, metadata.to_json())
-    WriteMarkers(job.storage, job.instant_time).delete_all()
+    replaced = _replaced_file_ids(job.table, job, results) if job.action == "replacecommit" else None
+    metadata = _commit_of(job).complete(stats, {**(extra_metadata or {}), "schema": job.avro_schema_json}, replaced)
     run_post_commit(job.storage, job.config, job.instant_time, job.action, metadata)
     return job.instant_time
 
 
+def _commit_of(job: WriteJob) -> Commit:
+    return Commit(job.table, Instant(job.instant_time, job.action, INFLIGHT), job.operation.upper())
+
+
 def abort_write(job: WriteJob) -> None:
     """Roll the instant back now; whatever a straggler task writes later the next write rolls back."""
-    table = HoodieTable.load(job.storage)
+    table = job.table.reload()
     pending = table.timeline.find(job.instant_time)
-    if pending is not None and pending.state != "COMPLETED":
+    if pending is not None and not pending.is_completed:
         rollback_instant(table, pending)

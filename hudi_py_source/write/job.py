@@ -17,6 +17,7 @@ import pyarrow as pa
 from ..config import INDEX_TYPE, PRECOMBINE_FIELD, HoodieConfig
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable
+from ..timeline.commit_metadata import WriteStat
 from .profile import WriteProfile
 
 _STAGED_BATCH_BYTES = 8 << 20
@@ -86,7 +87,7 @@ class WriteJob:
 class TaskResult:
     """What a task reports to the commit: the files it wrote and the partitions it saw."""
 
-    write_stats: list[dict[str, Any]] = field(default_factory=list)
+    write_stats: list[WriteStat] = field(default_factory=list)
     partitions: set[str] = field(default_factory=set)
     num_rows: int = 0
     staged: pa.Table | bytes | None = None

@@ -36,10 +36,11 @@ from ..io.log_format import write_log_file
 from ..merge.payload import field_values, soft_delete_mask
 from ..storage import Storage
 from ..table.file_names import make_base_file_name, make_log_file_name, parse_base_file_name, parse_log_file_name
+from ..timeline.commit_metadata import WriteStat
+from .base_files import meta_fields_avro_json
 from .file_group_merge import Target
 from .job import WriteJob
 from .markers import WriteMarkers
-from .new_file_groups import meta_fields_avro_json
 from .record_columns import DELETE_COLUMN, KEY_COLUMN, PATH_COLUMN
 
 
@@ -117,7 +118,8 @@ def next_log_version(log_names: Iterable[str], base_instant: str) -> int:
     return max(versions, default=0) + 1
 
 
-def append_file_group(job: WriteJob, target: Target, incoming: pa.Table, token: str, task_id: int) -> list[dict]:
+def append_file_group(job: WriteJob, target: Target, incoming: pa.Table, token: str,
+                      task_id: int) -> list[WriteStat]:
     """Write one file group's (combined) records as new log files of its latest slice; one write stat
     per log file written."""
     started = time.monotonic()
@@ -145,27 +147,17 @@ def append_file_group(job: WriteJob, target: Target, incoming: pa.Table, token: 
 
 
 def _delta_stat(target: Target, base_instant: str, log: _LogFile, rel_path: str, size: int, version: int,
-                names: list[str], started: float) -> dict:
+                names: list[str], started: float) -> WriteStat:
     records = sum(b.records for b in log.blocks)
-    return {
-        "fileId": target.file_id,
-        "path": rel_path,
-        "prevCommit": base_instant,
-        "numWrites": records,
-        "numDeletes": sum(b.deletes for b in log.blocks),
-        "numUpdateWrites": records,
-        "numInserts": 0,
-        "totalWriteBytes": size,
-        "totalWriteErrors": 0,
-        "partitionPath": target.partition_path,
-        "fileSizeInBytes": size,
-        "runtimeStats": {"totalScanTime": 0, "totalUpsertTime": int((time.monotonic() - started) * 1000),
-                         "totalCreateTime": 0},
-        "logVersion": version,
-        "logOffset": 0,
-        "baseFile": posixpath.basename(target.base_path) if target.base_path else "",
-        "logFiles": list(names),
-    }
+    return WriteStat(
+        file_id=target.file_id, path=rel_path, prev_commit=base_instant, num_writes=records,
+        num_deletes=sum(b.deletes for b in log.blocks), num_update_writes=records, num_inserts=0,
+        total_write_bytes=size, partition_path=target.partition_path, file_size_in_bytes=size,
+        runtime_stats={"totalScanTime": 0, "totalUpsertTime": int((time.monotonic() - started) * 1000),
+                       "totalCreateTime": 0},
+        log_version=version, log_offset=0,
+        base_file=posixpath.basename(target.base_path) if target.base_path else "", log_files=list(names),
+    )
 
 
 # --- finding the log files an instant wrote (rollback, marker reconciliation) -----------------------

@@ -7,34 +7,20 @@ commit or a rollback can find files of attempts that never reported back.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..config import (
-    BLOOM_DYNAMIC_MAX_ENTRIES,
-    BLOOM_FILTER_TYPE,
-    BLOOM_FPP,
-    BLOOM_NUM_ENTRIES,
-    BULK_INSERT_SORT_MODE,
-    PARQUET_BLOCK_SIZE,
-    PARQUET_COMPRESSION,
-    PARQUET_DICTIONARY,
-    PARQUET_MAX_FILE_SIZE,
-    PARQUET_PAGE_SIZE,
-    POPULATE_META_FIELDS,
-    HoodieConfig,
-)
-from ..io.avro_schema import meta_fields_avro, to_json
-from ..io.base_file import META_COLUMNS, BaseFileWriter, with_meta_columns
+from ..config import BULK_INSERT_SORT_MODE, PARQUET_MAX_FILE_SIZE, POPULATE_META_FIELDS, HoodieConfig
+from ..io.base_file import META_COLUMNS, with_meta_columns
 from ..io.conform import conform
 from ..keygen import KeyGenerator, key_generator
-from ..storage import Storage
 from ..table.file_names import make_base_file_name, new_file_id
 from ..table.partition_metadata import write_partition_metadata
+from ..timeline.commit_metadata import WriteStat
+from .base_files import base_file_write_stat, base_file_writer
 from .job import TaskResult, WriteJob
 from .markers import WriteMarkers
 from .record_columns import KEY_COLUMN, PATH_COLUMN
@@ -114,53 +100,12 @@ class _PartitionFile:
         self.writer.write(table)
         self.rows += rows.num_rows
 
-    def close(self) -> dict:
+    def close(self) -> WriteStat:
         self._flush()
         stats = self.writer.close()
         elapsed_ms = int((time.monotonic() - self.started) * 1000)
         return base_file_write_stat(self.file_id, self.partition, self.rel_path, None, stats.num_rows,
                                     stats.file_size, elapsed_ms, inserts=stats.num_rows)
-
-
-def meta_fields_avro_json(avro_schema_json: str) -> str:
-    """The schema stored in base-file footers (`parquet.avro.schema`): meta fields first, as Hudi writes it."""
-    return to_json(meta_fields_avro(json.loads(avro_schema_json)))
-
-
-def base_file_writer(storage: Storage, rel_path: str, schema: pa.Schema, cfg: HoodieConfig, avro_schema_json: str,
-                     max_buffer_bytes: int | None = None) -> BaseFileWriter:
-    """A base-file writer with the write's parquet and bloom-filter options: every writer of base files (new
-    file groups, merges, compaction, clustering) stores them alike."""
-    return BaseFileWriter(
-        storage, rel_path, schema,
-        bloom_type=cfg.get(BLOOM_FILTER_TYPE), bloom_num_entries=cfg.get(BLOOM_NUM_ENTRIES),
-        bloom_fpp=cfg.get(BLOOM_FPP), bloom_dynamic_max_entries=cfg.get(BLOOM_DYNAMIC_MAX_ENTRIES),
-        compression=cfg.get(PARQUET_COMPRESSION), row_group_bytes=cfg.get(PARQUET_BLOCK_SIZE),
-        page_size=cfg.get(PARQUET_PAGE_SIZE), dictionary=cfg.get(PARQUET_DICTIONARY),
-        avro_schema_json=meta_fields_avro_json(avro_schema_json), max_buffer_bytes=max_buffer_bytes,
-    )
-
-
-def base_file_write_stat(file_id: str, partition: str, rel_path: str, prev_commit: str | None, rows: int,
-                         size: int, elapsed_ms: int, inserts: int, updates: int = 0, deletes: int = 0) -> dict:
-    """A HoodieWriteStat (as its JSON field names) for a written base file; a new file group (no previous
-    commit) counts its time as create time, a merged one as upsert time."""
-    merged = prev_commit is not None
-    return {
-        "fileId": file_id,
-        "path": rel_path,
-        "prevCommit": prev_commit or "null",
-        "numWrites": rows,
-        "numDeletes": deletes,
-        "numUpdateWrites": updates,
-        "numInserts": inserts,
-        "totalWriteBytes": size,
-        "totalWriteErrors": 0,
-        "partitionPath": partition,
-        "fileSizeInBytes": size,
-        "runtimeStats": {"totalScanTime": 0, "totalUpsertTime": elapsed_ms if merged else 0,
-                         "totalCreateTime": 0 if merged else elapsed_ms},
-    }
 
 
 class NewFileGroupWriter:

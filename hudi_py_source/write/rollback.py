@@ -59,8 +59,9 @@ def files_of_instant(table: HoodieTable, instant: Instant) -> list[str]:
             found.update(logs_of_append_marker(table.storage, marker.data_path, instant_time))
         else:
             found.add(marker.data_path)
-    for partition in table.fs_view().partitions():
-        for info in table.storage.list(partition):
+    view = table.fs_view()
+    for partition in view.partitions():
+        for info in view.files(partition):
             base = parse_base_file_name(info.name)
             if base is not None and base.instant_time == instant_time:
                 found.add(info.path)

@@ -41,6 +41,7 @@ from ..merge.payload import dedupe
 from ..table.file_names import write_token
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
+from ..timeline.commit_metadata import WriteStat
 from ..timeline.service_plans import pending_clustering_file_groups, pending_compaction_file_groups
 from .bucketing import INSERT, BucketPlan, average_record_size, plan_buckets, small_files
 from .clustering_updates import reject_updates_under_clustering, roll_back_clusterings_on_conflict
@@ -245,7 +246,8 @@ def targets_of(job: WriteJob, table: HoodieTable, keys: Iterable[tuple[str, str]
             for partition, file_id in keys]
 
 
-def write_group_stats(job: WriteJob, target: Target, staged_path: str, token: str, task_id: int) -> list[dict]:
+def write_group_stats(job: WriteJob, target: Target, staged_path: str, token: str,
+                      task_id: int) -> list[WriteStat]:
     """The write stats of one file group's writing, from all its records combined across tasks: a new base
     file, or new log files of its slice. The records are read from their staging file in bounded chunks."""
     chunks = combined_chunks(staged_path, job.config.get(MERGE_MAX_MEMORY),
@@ -255,7 +257,7 @@ def write_group_stats(job: WriteJob, target: Target, staged_path: str, token: st
     return [write_file_group(job, target, chunks, token, task_id)]
 
 
-def _write_one(args: tuple[WriteJob, Target, str, str, int]) -> list[dict]:
+def _write_one(args: tuple[WriteJob, Target, str, str, int]) -> list[WriteStat]:
     return write_group_stats(*args)
 
 
@@ -271,7 +273,7 @@ def _placed(plan: BucketPlan | None, rows: pa.Table) -> pa.Table:
     return pa.concat_tables([rows.filter(pc.invert(untagged)), assign_inserts(plan, rows.filter(untagged))])
 
 
-def write_targets(job: WriteJob, results: list[TaskResult]) -> tuple[list[dict], UpsertStats]:
+def write_targets(job: WriteJob, results: list[TaskResult]) -> tuple[list[WriteStat], UpsertStats]:
     """Commit side of the direct path: plan buckets from the keys, stage every record on local disk by
     target file group, then merge every file group from its staged records, in parallel processes."""
     profile = WriteProfile()

@@ -1,0 +1,146 @@
+"""The commit protocol: how every instant that writes data files (a write, a compaction, a clustering) goes
+from its plan to its publication, and how a failed one is undone.
+
+      start                     write                               complete
+    ─────────► REQUESTED ─────► INFLIGHT ─── files, each under ───────────► COMPLETED ──► post-commit
+    failed       plan, if any     write       a marker, each                 commit          (the client:
+    writes       (compaction,     profile     reported as a WriteStat        metadata         inline services,
+    rolled       clustering)                                                                  callbacks)
+    back                │              │                  │
+                        └──────────────┴────── abort ─────┴──► rollback: the instant's files (by its markers
+                                                               and their log files), then its timeline files
+
+- start: a data write opens a new instant (`Commit.start`); a table service runs the plan it scheduled
+  earlier (`Commit.resume`), and an attempt of it that died INFLIGHT is first rolled back to its plan, as
+  Hudi re-attempts an inflight compaction or clustering.
+- write: every file is written under a marker (`.hoodie/.temp/<instant>/…`, created before the file), so a
+  rollback finds the files of attempts that never reported back. Writers report what they wrote as WriteStats.
+- complete: files the markers name but no WriteStat reports (failed or speculative task attempts) are deleted,
+  then the commit metadata (the stats by partition, the schema, the operation, the file groups replaced) is
+  published as the COMPLETED file in one create-if-absent step, and the markers go. Readers see nothing of the
+  instant before that step and all of it after.
+- abort: the instant is rolled back now; if the process dies instead, the next writer's start does it.
+
+Timeline-only actions (clean, rollback, savepoint, restore) write no data files: they move through the same
+states with ActiveTimeline's transitions alone. Each action differs here only in what its metadata says:
+`CompactionCommit` marks itself compacted; a replacecommit names the file groups it replaces.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+from collections.abc import Iterable, Mapping
+
+from ..storage import Storage
+from ..table.file_group_id import FileGroupId
+from ..table.file_names import parse_base_file_name, parse_log_file_name
+from ..table.hoodie_table import HoodieTable
+from ..timeline.commit_metadata import CommitMetadata, WriteStat
+from ..timeline.instant import INFLIGHT, REQUESTED, Instant
+from .log_append import logs_of_append_marker
+from .markers import WriteMarkers
+from .rollback import rollback_instant
+
+LOG = logging.getLogger("hudi_py_source.commit")
+
+
+class Commit:
+    """One instant that writes data files, from INFLIGHT to COMPLETED; `table` is the table as the instant
+    sees it, loaded once."""
+
+    compacted = False
+
+    def __init__(self, table: HoodieTable, instant: Instant, operation_type: str) -> None:
+        self.table = table
+        self.instant = instant
+        self.operation_type = operation_type
+
+    @classmethod
+    def start(cls, table: HoodieTable, action: str, operation_type: str, plan: bytes = b"") -> Commit:
+        """A new instant, requested (with `plan`) and inflight (with the operation Hudi records there)."""
+        timeline = table.timeline
+        requested = timeline.create_requested(timeline.new_instant_time(table.props.timeline_timezone), action,
+                                              plan)
+        profile = CommitMetadata({}, False, {}, operation_type, None)
+        return cls(table, timeline.transition_to_inflight(requested, profile.to_json()), operation_type)
+
+    @classmethod
+    def resume(cls, table: HoodieTable, planned: Instant, operation_type: str) -> Commit:
+        """The scheduled instant `planned` runs: REQUESTED moves to INFLIGHT; an attempt that died INFLIGHT is
+        rolled back to its plan first (its files deleted, the rollback recorded on the timeline)."""
+        if planned.state == INFLIGHT:
+            LOG.info("rolling back the failed attempt of %s %s before running it again", planned.action,
+                     planned.timestamp)
+            rollback_instant(table, planned, keep_requested=True)
+            table = table.reload()
+            planned = Instant(planned.timestamp, planned.action, REQUESTED)
+        return cls(table, table.timeline.transition_to_inflight(planned), operation_type)
+
+    @property
+    def instant_time(self) -> str:
+        return self.instant.timestamp
+
+    @property
+    def storage(self) -> Storage:
+        return self.table.storage
+
+    def complete(self, stats: Iterable[WriteStat], extra_metadata: Mapping[str, str],
+                 replaced: Mapping[str, list[str]] | None = None) -> CommitMetadata:
+        """Publish the instant with the files `stats` report (see the module docstring); returns its metadata."""
+        reported = list(stats)
+        delete_unreported_files(self.storage, self.instant_time, reported)
+        by_partition: dict[str, list[WriteStat]] = {}
+        for stat in reported:
+            by_partition.setdefault(stat.partition_path or "", []).append(stat)
+        metadata = CommitMetadata(by_partition, self.compacted, dict(extra_metadata), self.operation_type,
+                                  dict(replaced) if replaced is not None else None)
+        self.table.timeline.complete(self.instant, metadata.to_json())
+        WriteMarkers(self.storage, self.instant_time).delete_all()
+        return metadata
+
+    def abort(self) -> str:
+        """Roll the instant back now; returns the rollback's instant time."""
+        return rollback_instant(self.table, self.instant)
+
+
+class CompactionCommit(Commit):
+    """A compaction completes as a commit whose metadata says it compacted (readers and archival tell it from a
+    write by that flag)."""
+
+    compacted = True
+
+
+def delete_unreported_files(storage: Storage, instant_time: str, stats: list[WriteStat]) -> None:
+    """Delete the files of failed or speculative attempts: named by a marker, reported by no WriteStat.
+
+    A CREATE or MERGE marker names its base file. An APPEND marker names the slice and the attempt's write token:
+    when that attempt reported log files it reported all it wrote, so only the logs of attempts that reported
+    none are looked up (one listing of their partition)."""
+    reported = {stat.path for stat in stats}
+    appended = {_log_writer(stat) for stat in stats if stat.log_version is not None}
+    for marker in WriteMarkers(storage, instant_time).list_markers():
+        if marker.io_type != "APPEND":
+            if marker.data_path not in reported:
+                storage.delete(marker.data_path)
+            continue
+        if _append_marker_writer(marker.data_path) in appended:
+            continue
+        for path in logs_of_append_marker(storage, marker.data_path, instant_time, frozenset(reported)):
+            storage.delete(path)
+
+
+def _log_writer(stat: WriteStat) -> tuple[FileGroupId, str | None]:
+    """The file group and write token of the attempt that wrote a log file."""
+    name = posixpath.basename(stat.path or "")
+    parsed = parse_log_file_name(name)
+    token = parsed.write_token if parsed is not None else None
+    return FileGroupId(stat.partition_path or "", stat.file_id or ""), token
+
+
+def _append_marker_writer(data_path: str) -> tuple[FileGroupId, str | None]:
+    """The file group and write token of the attempt an APPEND marker (named like a base file) stands for."""
+    parsed = parse_base_file_name(posixpath.basename(data_path))
+    if parsed is None:
+        return FileGroupId(posixpath.dirname(data_path), ""), None
+    return FileGroupId(posixpath.dirname(data_path), parsed.file_id), parsed.write_token
