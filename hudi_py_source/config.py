@@ -3,6 +3,12 @@
 Every option pyhudi understands is declared once here with Hudi's key, Hudi's default, its type
 and a doc line. Options arrive as strings (Spark lower-cases their keys), so lookups are
 case-insensitive and values are parsed and validated against the declared type.
+
+A declaration keeps apart what Hudi allows from what pyhudi implements: `choices` are Hudi's values of an
+enumerated option, `supported` the part pyhudi implements and `unsupported` why it refuses the rest. A value
+Hudi does not know is invalid; a value Hudi knows but pyhudi would not honour is refused as not supported yet,
+because accepting it and doing something else would silently give the user another table than the one asked
+for.
 """
 
 from __future__ import annotations
@@ -11,46 +17,55 @@ import difflib
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast, overload
 
 from .errors import HoodieConfigError
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+V = TypeVar("V", bool, int, float, str)  # the types an option can have: one per parser in _PARSERS
 
 
 @dataclass(frozen=True)
-class ConfigProperty(Generic[T]):
-    """One Hudi option: key, default (None = no default), parser and the values it accepts.
+class ConfigProperty(Generic[T_co]):
+    """One Hudi option: key, default (None = no default), parser and the values Hudi and pyhudi accept.
 
-    `refuse` names, for a value Hudi has but pyhudi does not implement, why it is refused: accepting it
-    and doing something else would silently give the user another table than the one asked for.
+    Covariant, so an option with a default (`ConfigProperty[int]`) also serves where an optional one is
+    expected (`HoodieConfig.require` takes `ConfigProperty[T | None]`).
     """
 
     key: str
-    default: T | None
-    type: type
+    default: T_co
+    type: type[Any]
     doc: str
     choices: tuple[str, ...] = ()
+    supported: tuple[T_co, ...] = ()
+    unsupported: str = ""
     alternatives: tuple[str, ...] = ()
-    validate: Callable[[T], bool] | None = field(default=None, compare=False)
-    refuse: Callable[[T], str | None] | None = field(default=None, compare=False)
+    validate: Callable[[T_co], bool] | None = field(default=None, compare=False)
 
-    def parse(self, raw: Any) -> T:
-        value = _PARSERS[self.type](self.key, raw)
-        why = self.refuse(value) if self.refuse is not None else None
-        if why is not None:
-            raise HoodieConfigError(f"{self.key}={raw!r} is not supported yet: {why}")
-        if self.choices:
-            upper = str(value).upper()
-            allowed = {c.upper(): c for c in self.choices}
-            if upper not in allowed:
-                raise HoodieConfigError(
-                    f"{self.key}={raw!r} is not supported; expected one of {', '.join(self.choices)}"
-                )
-            value = allowed[upper]
+    @property
+    def pinned(self) -> bool:
+        """pyhudi accepts one value only, so it always behaves as that value and no code needs to read it."""
+        return len(self.supported or self.choices) == 1
+
+    def parse(self, raw: Any) -> T_co:
+        """The typed value of `raw`, in Hudi's spelling; raises HoodieConfigError naming the key."""
+        value = self._spelled(_PARSERS[self.type](self.key, raw), raw)
+        if self.supported and value not in self.supported:
+            raise HoodieConfigError(f"{self.key}={raw!r} is not supported yet: {self.unsupported}")
         if self.validate is not None and not self.validate(value):
             raise HoodieConfigError(f"{self.key}={raw!r} is invalid: {self.doc}")
         return value
+
+    def _spelled(self, value: Any, raw: Any) -> T_co:
+        """Hudi reads enumerated values in any case; one it does not know is invalid."""
+        if not self.choices:
+            return cast(T_co, value)
+        spelled = {c.upper(): c for c in self.choices}.get(str(value).upper())
+        if spelled is None:
+            raise HoodieConfigError(f"{self.key}={raw!r} is invalid: Hudi allows {', '.join(self.choices)}")
+        return cast(T_co, spelled)
 
 
 def _parse_bool(key: str, raw: Any) -> bool:
@@ -92,33 +107,40 @@ _PARSERS: dict[type, Callable[[str, Any], Any]] = {
 REGISTRY: dict[str, ConfigProperty[Any]] = {}
 
 
-def define(
-    key: str,
-    default: Any,
-    type_: type,
-    doc: str,
-    choices: Iterable[str] = (),
-    alternatives: Iterable[str] = (),
-    validate: Callable[[Any], bool] | None = None,
-    refuse: Callable[[Any], str | None] | None = None,
-) -> ConfigProperty[Any]:
-    """Declare an option; a key is declared once."""
+@overload
+def define(key: str, default: None, type_: type[V], doc: str, *, choices: Iterable[str] = (),
+           supported: Iterable[V] = (), unsupported: str = "", alternatives: Iterable[str] = (),
+           validate: Callable[[V], bool] | None = None) -> ConfigProperty[V | None]: ...
+
+
+@overload
+def define(key: str, default: V, type_: type[V], doc: str, *, choices: Iterable[str] = (),
+           supported: Iterable[V] = (), unsupported: str = "", alternatives: Iterable[str] = (),
+           validate: Callable[[V], bool] | None = None) -> ConfigProperty[V]: ...
+
+
+def define(key: str, default: Any, type_: type[Any], doc: str, *, choices: Iterable[str] = (),
+           supported: Iterable[Any] = (), unsupported: str = "", alternatives: Iterable[str] = (),
+           validate: Callable[[Any], bool] | None = None) -> ConfigProperty[Any]:
+    """Declare an option; a key is declared once.
+
+    Typed by its default: an option with one reads as its type, one without (default None) as optional.
+    """
     if key in REGISTRY:
         raise ValueError(f"config key declared twice: {key}")
-    prop = ConfigProperty(key, default, type_, doc, tuple(choices), tuple(alternatives), validate, refuse)
+    prop = ConfigProperty(key, default, type_, doc, tuple(choices), tuple(supported), unsupported,
+                          tuple(alternatives), validate)
+    _check_declaration(prop)
     REGISTRY[key] = prop
     return prop
 
 
-def _refusing(reasons: Mapping[str, str]) -> Callable[[Any], str | None]:
-    """Refuse the listed values (any case) of an option, each for its reason."""
-    by_lower = {value.lower(): why for value, why in reasons.items()}
-    return lambda value: by_lower.get(str(value).lower())
-
-
-def _only(accepted: Any, why: str) -> Callable[[Any], str | None]:
-    """Refuse every value but `accepted`, the one pyhudi implements."""
-    return lambda value: None if value == accepted else why
+def _check_declaration(prop: ConfigProperty[Any]) -> None:
+    """What pyhudi supports lies within what Hudi allows, and refusing the rest always gives a reason."""
+    if prop.choices and not set(prop.supported) <= set(prop.choices):
+        raise ValueError(f"{prop.key}: supported values outside Hudi's choices")
+    if bool(prop.supported) != bool(prop.unsupported):
+        raise ValueError(f"{prop.key}: supported values and the reason for refusing the rest go together")
 
 
 SINGLE_WRITER_ONLY = "pyhudi writes single-writer only"
@@ -164,7 +186,7 @@ KEYGENERATOR_TYPE = define("hoodie.datasource.write.keygenerator.type", None, st
 CONSISTENT_LOGICAL_TIMESTAMP = define(
     "hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled", False, bool,
     "Print timestamp key values as timestamp text instead of epoch microseconds.",
-    refuse=_refusing({"true": "pyhudi's key generators print timestamp key values as epoch microseconds"}))
+    supported=(False,), unsupported="pyhudi's key generators print timestamp key values as epoch microseconds")
 HIVE_STYLE_PARTITIONING = define("hoodie.datasource.write.hive_style_partitioning", False, bool,
                                  "Partition folders named field=value.")
 URL_ENCODE_PARTITIONING = define("hoodie.datasource.write.partitionpath.urlencode", False, bool,
@@ -175,25 +197,29 @@ METADATA_ENABLE = define(
     "hoodie.metadata.enable", False, bool,
     "Keep a metadata table of the table's file listings. Hudi's default is true (since 0.11); pyhudi does not "
     "write the metadata table yet, so its default is false, and it refuses to change a table that has one.",
-    refuse=_refusing({"true": "pyhudi does not write the metadata table"}))
+    supported=(False,), unsupported="pyhudi does not write the metadata table")
 TIMELINE_TIMEZONE = define("hoodie.table.timeline.timezone", "LOCAL", str,
                            "Time zone of generated instant times.", choices=("LOCAL", "UTC"))
 BASE_FILE_FORMAT = define("hoodie.table.base.file.format", "PARQUET", str, "Base file format.",
-                          choices=("PARQUET",),
-                          refuse=_refusing({"ORC": "pyhudi writes parquet base files",
-                                            "HFILE": "pyhudi writes parquet base files"}))
+                          choices=("PARQUET", "ORC", "HFILE"), supported=("PARQUET",),
+                          unsupported="pyhudi writes parquet base files")
 PAYLOAD_CLASS = define(
     "hoodie.datasource.write.payload.class",
     "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload", str,
-    "Payload class that merges versions of a record.",
-    choices=("org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
-             "org.apache.hudi.common.model.DefaultHoodieRecordPayload"),
+    "Payload class that merges versions of a record; Hudi takes any class implementing its payload interface.",
+    supported=("org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
+               "org.apache.hudi.common.model.DefaultHoodieRecordPayload"),
+    unsupported="pyhudi merges records as OverwriteWithLatestAvroPayload or DefaultHoodieRecordPayload does",
 )
 PARTITIONS_TO_DELETE = define("hoodie.datasource.write.partitions.to.delete", None, str,
                               "Comma-separated partition paths removed by delete_partition.")
 BULK_INSERT_SORT_MODE = define("hoodie.bulkinsert.sort.mode", "NONE", str,
                                "Sort of bulk_insert input: NONE, GLOBAL_SORT, PARTITION_SORT.",
-                               choices=("NONE", "GLOBAL_SORT", "PARTITION_SORT"))
+                               choices=("NONE", "GLOBAL_SORT", "PARTITION_SORT", "PARTITION_PATH_REPARTITION",
+                                        "PARTITION_PATH_REPARTITION_AND_SORT"),
+                               supported=("NONE", "GLOBAL_SORT", "PARTITION_SORT"),
+                               unsupported="pyhudi sorts bulk_insert input globally, by partition or not at all; "
+                                           "it does not repartition it by partition path")
 COMBINE_BEFORE_INSERT = define("hoodie.combine.before.insert", False, bool,
                                "Dedupe incoming records by key before insert/bulk_insert.")
 COMBINE_BEFORE_UPSERT = define("hoodie.combine.before.upsert", True, bool,
@@ -215,8 +241,8 @@ PARQUET_COMPRESSION = define("hoodie.parquet.compression.codec", "gzip", str, "P
 PARQUET_COMPRESSION_RATIO = define(
     "hoodie.parquet.compression.ratio", 0.1, float,
     "Hudi's estimate of parquet compression when it sizes new files; pyhudi measures the bytes written instead.",
-    refuse=_only(0.1, "pyhudi rolls a base file over by the bytes it has written, so it uses no compression "
-                      "estimate"))
+    supported=(0.1,),
+    unsupported="pyhudi rolls a base file over by the bytes it has written, so it uses no compression estimate")
 PARQUET_DICTIONARY = define("hoodie.parquet.dictionary.enabled", True, bool, "Parquet dictionary encoding.")
 RECORD_SIZE_ESTIMATE = define("hoodie.copyonwrite.record.size.estimate", 1024, int,
                               "Record size estimate in bytes before any commit exists.", validate=_positive)
@@ -238,7 +264,10 @@ BLOOM_DYNAMIC_MAX_ENTRIES = define("hoodie.bloom.index.filter.dynamic.max.entrie
 # --- indexes and merging ---------------------------------------------------------------------
 INDEX_TYPE = define("hoodie.index.type", "SIMPLE", str,
                     "How incoming records find their file group (Spark's default is SIMPLE).",
-                    choices=("BLOOM", "GLOBAL_BLOOM", "SIMPLE", "GLOBAL_SIMPLE", "BUCKET"))
+                    choices=("BLOOM", "GLOBAL_BLOOM", "SIMPLE", "GLOBAL_SIMPLE", "BUCKET", "HBASE", "INMEMORY",
+                             "FLINK_STATE", "RECORD_INDEX"),
+                    supported=("BLOOM", "GLOBAL_BLOOM", "SIMPLE", "GLOBAL_SIMPLE", "BUCKET"),
+                    unsupported="pyhudi's indexes are BLOOM, GLOBAL_BLOOM, SIMPLE, GLOBAL_SIMPLE and BUCKET")
 BLOOM_PRUNE_BY_RANGES = define("hoodie.bloom.index.prune.by.ranges", True, bool,
                                "Prune bloom candidates by the min/max record keys in file footers.")
 BLOOM_UPDATE_PARTITION_PATH = define("hoodie.bloom.index.update.partition.path", True, bool,
@@ -250,9 +279,9 @@ BUCKET_NUM_BUCKETS = define("hoodie.bucket.index.num.buckets", 256, int,
 BUCKET_HASH_FIELD = define("hoodie.bucket.index.hash.field", None, str,
                            "Record key fields hashed by the BUCKET index; default all key fields.")
 BUCKET_ENGINE = define(
-    "hoodie.index.bucket.engine", "SIMPLE", str, "Bucket index engine.", choices=("SIMPLE",),
-    refuse=_refusing({"CONSISTENT_HASHING": "pyhudi's bucket index keeps a fixed number of buckets per partition "
-                                            "(the SIMPLE engine)"}))
+    "hoodie.index.bucket.engine", "SIMPLE", str, "Bucket index engine.", choices=("SIMPLE", "CONSISTENT_HASHING"),
+    supported=("SIMPLE",),
+    unsupported="pyhudi's bucket index keeps a fixed number of buckets per partition (the SIMPLE engine)")
 MERGE_MAX_MEMORY = define("hoodie.memory.merge.max.size", 1073741824, int,
                           "Bytes of incoming records held in memory while merging a file group.",
                           validate=_positive)
@@ -290,30 +319,26 @@ LOGFILE_DATA_BLOCK_MAX_SIZE = define("hoodie.logfile.data.block.max.size", 26843
                                      "Max bytes of records per log data block before a new block starts.",
                                      validate=_positive)
 LOGFILE_DATA_BLOCK_FORMAT = define(
-    "hoodie.logfile.data.block.format", None, str, "Format of the data blocks written to log files.",
-    choices=("avro",),
-    refuse=_refusing({"parquet": "pyhudi writes avro data blocks", "hfile": "pyhudi writes avro data blocks"}))
+    "hoodie.logfile.data.block.format", None, str,
+    "Format of the data blocks written to log files; unset, Hudi writes avro blocks beside parquet base files.",
+    choices=("avro", "parquet", "hfile"), supported=("avro",), unsupported="pyhudi writes avro data blocks")
 
 # --- markers, failed writes and concurrency ------------------------------------------------------
 MARKERS_TYPE = define(
     "hoodie.write.markers.type", "DIRECT", str,
     "Marker type. Hudi's Spark default is TIMELINE_SERVER_BASED; pyhudi runs no timeline server, so DIRECT.",
-    choices=("DIRECT",),
-    refuse=_refusing({"TIMELINE_SERVER_BASED": "pyhudi runs no timeline server; it writes DIRECT markers"}))
+    choices=("DIRECT", "TIMELINE_SERVER_BASED"), supported=("DIRECT",),
+    unsupported="pyhudi runs no timeline server; it writes DIRECT markers")
 FAILED_WRITES_POLICY = define(
     "hoodie.cleaner.policy.failed.writes", "EAGER", str,
     "When failed writes are rolled back: pyhudi rolls them back before the next write (EAGER).",
-    choices=("EAGER",),
-    refuse=_refusing({
-        "LAZY": f"LAZY rollback is for multiple writers and {SINGLE_WRITER_ONLY} (no multi-writer support yet); "
-                "it rolls failed writes back before the next write (EAGER)",
-        "NEVER": "pyhudi rolls failed writes back before the next write (EAGER)",
-    }))
+    choices=("EAGER", "LAZY", "NEVER"), supported=("EAGER",),
+    unsupported=f"{SINGLE_WRITER_ONLY}; failed writes are rolled back eagerly, before the next write (EAGER)")
 WRITE_CONCURRENCY_MODE = define(
     "hoodie.write.concurrency.mode", "SINGLE_WRITER", str,
-    "How concurrent writers are kept apart; pyhudi writes single-writer only.", choices=("SINGLE_WRITER",),
-    refuse=_refusing({"OPTIMISTIC_CONCURRENCY_CONTROL": SINGLE_WRITER_ONLY,
-                      "NON_BLOCKING_CONCURRENCY_CONTROL": SINGLE_WRITER_ONLY}))
+    "How concurrent writers are kept apart; pyhudi writes single-writer only.",
+    choices=("SINGLE_WRITER", "OPTIMISTIC_CONCURRENCY_CONTROL", "NON_BLOCKING_CONCURRENCY_CONTROL"),
+    supported=("SINGLE_WRITER",), unsupported=SINGLE_WRITER_ONLY)
 LOCK_KEY_PREFIX = "hoodie.write.lock."
 
 # --- reads ------------------------------------------------------------------------------------
@@ -350,8 +375,8 @@ MERGE_SMALL_FILE_GROUP_CANDIDATES = define(
 # --- cleaning ------------------------------------------------------------------------------------
 CLEAN_AUTOMATIC = define("hoodie.clean.automatic", True, bool, "Clean after every commit.")
 CLEAN_ASYNC = define("hoodie.clean.async", False, bool, "Clean asynchronously beside the writer.",
-                     refuse=_refusing({"true": "pyhudi cleans inline after a commit (hoodie.clean.automatic) "
-                                               "or when a clean is run"}))
+                     supported=(False,),
+                     unsupported="pyhudi cleans inline after a commit (hoodie.clean.automatic) or when a clean is run")
 CLEANER_POLICY = define("hoodie.cleaner.policy", "KEEP_LATEST_COMMITS", str, "Which file versions to keep.",
                         choices=("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS"))
 CLEANER_COMMITS_RETAINED = define("hoodie.cleaner.commits.retained", 10, int,
@@ -363,7 +388,8 @@ CLEANER_FILE_VERSIONS_RETAINED = define("hoodie.cleaner.fileversions.retained", 
 CLEANER_HOURS_RETAINED = define("hoodie.cleaner.hours.retained", 24, int,
                                 "KEEP_LATEST_BY_HOURS: hours of file versions kept.", validate=_positive)
 CLEAN_TRIGGER_STRATEGY = define("hoodie.clean.trigger.strategy", "NUM_COMMITS", str,
-                                "When automatic cleaning runs.", choices=("NUM_COMMITS",))
+                                "When automatic cleaning runs: Hudi's one strategy, after hoodie.clean.max.commits.",
+                                choices=("NUM_COMMITS",))
 CLEAN_MAX_COMMITS = define("hoodie.clean.max.commits", 1, int,
                            "Commits since the last clean that trigger the next.", validate=_positive)
 CLEANER_INCREMENTAL_MODE = define("hoodie.cleaner.incremental.mode", True, bool,
@@ -477,11 +503,11 @@ HIVE_SYNC_DATABASE = define("hoodie.datasource.hive_sync.database", "default", s
 HIVE_SYNC_TABLE = define("hoodie.datasource.hive_sync.table", "unknown", str, "Catalog table name.")
 HIVE_SYNC_PARTITION_FIELDS = define(
     "hoodie.datasource.hive_sync.partition_fields", "", str, "Partition columns of the catalog entry.",
-    refuse=_only("", "pyhudi's catalog entry (CREATE TABLE ... USING pyhudi) has no Hive partition columns"))
+    supported=("",), unsupported="pyhudi's catalog entry (CREATE TABLE ... USING pyhudi) has no Hive partition columns")
 _SPARK_CATALOG = ("pyhudi registers the table through the SparkSession's catalog, which reaches the metastore "
                   "as hms does")
 HIVE_SYNC_MODE = define("hoodie.datasource.hive_sync.mode", None, str, "How to reach the metastore.",
-                        choices=("hms",), refuse=_refusing({"jdbc": _SPARK_CATALOG, "hiveql": _SPARK_CATALOG}))
+                        choices=("hms", "jdbc", "hiveql"), supported=("hms",), unsupported=_SPARK_CATALOG)
 
 # --- streaming -----------------------------------------------------------------------------------
 STREAMING_CHECKPOINT_ID = define("hoodie.datasource.write.streaming.checkpoint.identifier",
@@ -499,16 +525,21 @@ STREAMING_START_OFFSET = define("hoodie.datasource.streaming.startOffset", "earl
                                 validate=lambda v: v.lower() in ("earliest", "latest") or v.isdigit())
 
 # --- keys Hudi accepts and pyhudi ignores on purpose --------------------------------------------
-IGNORED_KEYS = frozenset(
-    {
-        "hoodie.upsert.shuffle.parallelism",
-        "hoodie.insert.shuffle.parallelism",
-        "hoodie.bulkinsert.shuffle.parallelism",
-        "hoodie.delete.shuffle.parallelism",
-        "hoodie.datasource.write.row.writer.enable",
-        "hoodie.embed.timeline.server",
-    }
-)
+_SHUFFLE_WIDTH = ("the width of Hudi's Spark shuffle changes how fast a write runs, not the table it writes; "
+                  "pyhudi's routed write sizes its shuffle by the file groups it writes")
+
+# Keys pyhudi accepts with any value and does not act on, each with the reason that is safe; they are not
+# declared options, so no value of them is validated and no code reads them.
+IGNORED_KEYS: Mapping[str, str] = {
+    "hoodie.upsert.shuffle.parallelism": _SHUFFLE_WIDTH,
+    "hoodie.insert.shuffle.parallelism": _SHUFFLE_WIDTH,
+    "hoodie.bulkinsert.shuffle.parallelism": _SHUFFLE_WIDTH,
+    "hoodie.delete.shuffle.parallelism": _SHUFFLE_WIDTH,
+    "hoodie.datasource.write.row.writer.enable": "it picks one of Hudi's two Spark bulk_insert writers, which write "
+                                                 "the same table; pyhudi has one writer",
+    "hoodie.embed.timeline.server": "Hudi's embedded server serves file listings and markers to Spark executors; "
+                                    "pyhudi's tasks list the table themselves and write DIRECT markers",
+}
 
 _NON_HOODIE_KEYS = frozenset({"path", "location", "provider", "owner", "__partition_columns"})
 
@@ -565,12 +596,12 @@ class HoodieConfig:
             else:
                 _check_unknown(key, value)
 
-    def get(self, prop: ConfigProperty[T]) -> T | None:
-        if prop.key in self._values:
-            return self._values[prop.key]
-        return prop.default
+    def get(self, prop: ConfigProperty[T]) -> T:
+        """The parsed value, else the default: `T | None` only for an option declared without one."""
+        return cast(T, self._values.get(prop.key, prop.default))
 
-    def require(self, prop: ConfigProperty[T]) -> T:
+    def require(self, prop: ConfigProperty[T | None]) -> T:
+        """The value of an option that must be given (None or empty fails, naming the key)."""
         value = self.get(prop)
         if value is None or value == "":
             raise HoodieConfigError(f"option {prop.key} is required: {prop.doc}")

@@ -55,6 +55,12 @@ def test_sql_insert_runs_the_sql_operation_unless_the_table_names_one() -> None:
         "hoodie.datasource.write.operation"] == "upsert"
     assert sql_write_options({"hoodie.datasource.write.operation": "bulk_insert"})[
         "hoodie.datasource.write.operation"] == "bulk_insert"
+    assert sql_write_options({"hoodie.spark.sql.insert.into.operation": "BULK_INSERT"})[
+        "hoodie.datasource.write.operation"] == "bulk_insert"
+    with pytest.raises(HoodieConfigError) as err:
+        sql_write_options({"hoodie.spark.sql.insert.into.operation": "delete"})
+    assert str(err.value) == ("hoodie.spark.sql.insert.into.operation='delete' is invalid: Hudi allows insert, "
+                              "upsert, bulk_insert")
 
 
 def test_new_table_is_named_after_its_folder() -> None:

@@ -431,7 +431,7 @@ def test_interrupted_clean_is_finished_from_its_plan(tmp_path) -> None:
 
 
 @pytest.mark.parametrize(("key", "value", "message"), [
-    ("hoodie.cleaner.policy", "KEEP_ALL", "hoodie.cleaner.policy='KEEP_ALL' is not supported; expected one of "
+    ("hoodie.cleaner.policy", "KEEP_ALL", "hoodie.cleaner.policy='KEEP_ALL' is invalid: Hudi allows "
      "KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, KEEP_LATEST_BY_HOURS"),
     ("hoodie.cleaner.commits.retained", "0", "hoodie.cleaner.commits.retained='0' is invalid"),
     ("hoodie.cleaner.fileversions.retained", "-1", "hoodie.cleaner.fileversions.retained='-1' is invalid"),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 from typing import Any
@@ -11,8 +10,6 @@ import pyarrow as pa
 import pytest
 from oracles import hudi_rs_read
 
-from hudi_py_source import config
-from hudi_py_source.config import REGISTRY, ConfigProperty, HoodieConfig
 from hudi_py_source.errors import HoodieConfigError, HoodieTableError
 from hudi_py_source.services.archival import archive
 from hudi_py_source.services.clean import clean
@@ -24,90 +21,9 @@ from hudi_py_source.storage import Storage
 from hudi_py_source.table.properties import TableProperties
 from hudi_py_source.table_api import Table
 
-PACKAGE = Path(config.__file__).parent
 OVERWRITE = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
 DEFAULT = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
-
-# Keys that accept exactly one value, the one pyhudi implements: no code needs to read them, because pyhudi
-# always behaves as that value says. Each maps to another value (one Hudi has, where it has another), which
-# pyhudi must refuse.
-PINNED = {
-    "hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled": "true",
-    "hoodie.metadata.enable": "true",
-    "hoodie.table.base.file.format": "ORC",
-    "hoodie.parquet.compression.ratio": "0.2",
-    "hoodie.index.bucket.engine": "CONSISTENT_HASHING",
-    "hoodie.logfile.data.block.format": "parquet",
-    "hoodie.write.markers.type": "TIMELINE_SERVER_BASED",
-    "hoodie.cleaner.policy.failed.writes": "LAZY",
-    "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
-    "hoodie.clean.async": "true",
-    "hoodie.clean.trigger.strategy": "NUM_COMMITS_PLUS",
-    "hoodie.datasource.hive_sync.mode": "jdbc",
-    "hoodie.datasource.hive_sync.partition_fields": "city",
-}
-
-
-def _config_names_read(path: Path, declared: set[str]) -> set[str]:
-    """Names of declared options a module imports from config.py and then uses (or reads as config.NAME)."""
-    tree = ast.parse(path.read_text())
-    imported: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == "config":
-            imported.update({a.asname or a.name: a.name for a in node.names if a.name in declared})
-    loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    attributes = {n.attr for n in ast.walk(tree)
-                  if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "config"}
-    return {name for local, name in imported.items() if local in loaded} | (attributes & declared)
-
-
-def _declared() -> dict[str, ConfigProperty[Any]]:
-    return {name: value for name, value in vars(config).items() if isinstance(value, ConfigProperty)}
-
-
-def test_every_declared_key_is_read_outside_config_or_pinned() -> None:
-    declared = _declared()
-    assert {p.key for p in declared.values()} == set(REGISTRY)
-    read: set[str] = set()
-    for path in PACKAGE.rglob("*.py"):
-        if path != PACKAGE / "config.py":
-            read |= _config_names_read(path, set(declared))
-    unread = {declared[name].key for name in set(declared) - read}
-    assert unread - set(PINNED) == set()
-    assert set(PINNED) <= set(REGISTRY)
-
-
-@pytest.mark.parametrize("key", sorted(PINNED))
-def test_a_pinned_key_takes_its_default_and_refuses_any_other_value(key: str) -> None:
-    prop = REGISTRY[key]
-    if prop.default is not None:
-        assert HoodieConfig({key: str(prop.default)}).get(prop) == prop.default
-    with pytest.raises(HoodieConfigError, match=re.escape(f"{key}='{PINNED[key]}' is not ")):
-        HoodieConfig({key: PINNED[key]})
-
-
-@pytest.mark.parametrize(("key", "value", "why"), [
-    ("hoodie.cleaner.policy.failed.writes", "LAZY",
-     "LAZY rollback is for multiple writers and pyhudi writes single-writer only (no multi-writer support yet)"),
-    ("hoodie.cleaner.policy.failed.writes", "never", "pyhudi rolls failed writes back before the next write (EAGER)"),
-    ("hoodie.logfile.data.block.format", "parquet", "pyhudi writes avro data blocks"),
-    ("hoodie.write.concurrency.mode", "optimistic_concurrency_control", "pyhudi writes single-writer only"),
-    ("hoodie.write.concurrency.mode", "NON_BLOCKING_CONCURRENCY_CONTROL", "pyhudi writes single-writer only"),
-    ("hoodie.metadata.enable", "true", "pyhudi does not write the metadata table"),
-    ("hoodie.write.markers.type", "TIMELINE_SERVER_BASED", "pyhudi runs no timeline server"),
-    ("hoodie.clean.async", "true", "pyhudi cleans inline after a commit"),
-])
-def test_refused_values_say_why(key: str, value: str, why: str) -> None:
-    with pytest.raises(HoodieConfigError, match=re.escape(f"{key}='{value}' is not supported yet: {why}")):
-        HoodieConfig({key: value})
-
-
-def test_single_writer_is_accepted_in_any_case() -> None:
-    cfg = HoodieConfig({"hoodie.write.concurrency.mode": "single_writer", "hoodie.logfile.data.block.format": "AVRO"})
-    assert cfg.get(config.WRITE_CONCURRENCY_MODE) == "SINGLE_WRITER"
-    assert cfg.get(config.LOGFILE_DATA_BLOCK_FORMAT) == "avro"
-
 
 # ---------------------------------------------------------------------------------------------
 # writes
@@ -140,7 +56,9 @@ def files_under(root: Path) -> list[str]:
      "yet: pyhudi writes single-writer only, so it takes no lock"),
     ("hoodie.write.lock.zookeeper.url", "zk:2181",
      "hoodie.write.lock.zookeeper.url='zk:2181' is not supported yet: pyhudi writes single-writer only"),
-    ("hoodie.cleaner.policy.failed.writes", "LAZY", "hoodie.cleaner.policy.failed.writes='LAZY' is not supported"),
+    ("hoodie.cleaner.policy.failed.writes", "LAZY",
+     "hoodie.cleaner.policy.failed.writes='LAZY' is not supported yet: pyhudi writes single-writer only; failed "
+     "writes are rolled back eagerly, before the next write (EAGER)"),
 ])
 def test_multi_writer_options_fail_the_write_before_any_file(tmp_path: Path, key: str, value: str,
                                                              message: str) -> None:

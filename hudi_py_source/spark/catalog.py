@@ -134,7 +134,8 @@ def sql_write_options(options: dict[str, Any]) -> dict[str, Any]:
     unless the table's options name a write operation."""
     if OPERATION.key in options:
         return options
-    operation = options.get(SQL_INSERT_INTO_OPERATION.key, SQL_INSERT_INTO_OPERATION.default)
+    operation = SQL_INSERT_INTO_OPERATION.parse(options.get(SQL_INSERT_INTO_OPERATION.key,
+                                                            SQL_INSERT_INTO_OPERATION.default))
     return {**options, OPERATION.key: operation}
 
 

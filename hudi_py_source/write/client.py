@@ -134,8 +134,8 @@ def _check_payload_ordering(cfg: HoodieConfig) -> None:
 def _new_table_properties(cfg: HoodieConfig, schema: pa.Schema, avro: dict) -> TableProperties:
     name = cfg.require(TABLE_NAME)
     keygen = key_generator(cfg)
-    precombine = cfg.get(PRECOMBINE_FIELD)
-    if not cfg.is_set(PRECOMBINE_FIELD) and schema.get_field_index(precombine or "") < 0:
+    precombine: str | None = cfg.get(PRECOMBINE_FIELD)
+    if not cfg.is_set(PRECOMBINE_FIELD) and schema.get_field_index(precombine) < 0:
         precombine = None
     return TableProperties.for_new_table(
         name=name,
