@@ -246,8 +246,9 @@ def test_rollback_older_than_the_archived_commits_does_not_hide_them(tmp_path) -
 
 def _chosen_files(url: str, opts: dict[str, str]):
     storage = Storage(url)
-    chosen = archival.instants_to_archive(HoodieTable.load(storage), HoodieConfig(opts))
-    return storage, archival.state_files(storage, {(i.timestamp, comparable_action(i.action)) for i in chosen})
+    table = HoodieTable.load(storage)
+    chosen = archival.instants_to_archive(table, HoodieConfig(opts))
+    return storage, archival.state_files(table.timeline, {(i.timestamp, comparable_action(i.action)) for i in chosen})
 
 
 @pytest.mark.parametrize("crash", ["archive_written", "pending_deleted", "one_completed_deleted", "archive_cut"])
@@ -258,7 +259,7 @@ def test_crash_between_steps_then_next_archival_finishes(tmp_path, crash: str) -
     before = state(url)
     storage, files = _chosen_files(url, opts)
     assert [i.timestamp for i, _ in files] == [t for t in done[:3] for _ in STATES]
-    path = archival.write_archive_file(storage, ".hoodie/archived", files, 2, "LOCAL")
+    path = archival.write_archive_file(storage, ".hoodie/archived", files, 2, "LOCAL", 1)
     if crash == "archive_cut":
         data = storage.read_bytes(path)
         third = [b.offset for b in iter_log_blocks(data)][2]

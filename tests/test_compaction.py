@@ -23,6 +23,7 @@ from test_mor_write import base_files, check, log_files, mor_options
 from hudi_py_source import Predicate, Table
 from hudi_py_source.config import HoodieConfig
 from hudi_py_source.errors import HoodieCorruptedDataError, HoodieTableError
+from hudi_py_source.read.merged_slice import log_visibility, merge_config
 from hudi_py_source.services import compaction
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.file_names import parse_base_file_name, parse_log_file_name
@@ -228,8 +229,10 @@ def test_crashed_compaction_is_run_again(tmp_path) -> None:
     table = HoodieTable.load(Storage(url))
     inflight = table.timeline.transition_to_inflight(table.timeline.find(instant_time))
     op = compaction_operations(table.timeline, inflight)[0]
+    merge = merge_config(table.props, 1 << 30, str(tmp_path))
     stray = compaction._Job(table.storage, instant_time, op, compaction.full_schema(table.schema()),
-                            compaction._schema_json(table.avro_schema()), {}, "9-9-9")
+                            compaction._schema_json(table.avro_schema()), {}, "9-9-9", merge,
+                            log_visibility(table.timeline, None))
     compaction._compact_slice(stray)
     assert any(parse_base_file_name(posixpath.basename(p)).write_token == "9-9-9" for p in base_files(url))
 
@@ -239,6 +242,9 @@ def test_crashed_compaction_is_run_again(tmp_path) -> None:
     assert not any(b.write_token == "9-9-9" for b in compacted)
     per_group = [b.file_id for b in compacted if b.instant_time == instant_time]
     assert len(per_group) == len(set(per_group)) == len(compaction_operations(table.timeline, inflight))
+    after = HoodieTable.load(Storage(url)).timeline
+    assert [(i.action, i.state) for i in after.instants if i.timestamp >= instant_time] == [
+        ("commit", "COMPLETED"), ("rollback", "COMPLETED")]  # the dead attempt's rollback, as Hudi records it
     check(url, model, model)
 
 

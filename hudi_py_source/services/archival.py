@@ -58,7 +58,7 @@ from ..errors import HoodieConfigError, HoodieTimelineError
 from ..io.log_blocks import BlockType
 from ..io.log_format import iter_log_blocks, write_log_file
 from ..storage import FileInfo, Storage
-from ..table.hoodie_table import META_FOLDER, HoodieTable
+from ..table.hoodie_table import HoodieTable
 from ..table.properties import refuse_metadata_table
 from ..timeline import avro_models
 from ..timeline.active import ActiveTimeline
@@ -228,10 +228,11 @@ def _key(instant: Instant) -> Key:
     return instant.timestamp, comparable_action(instant.action)
 
 
-def state_files(storage: Storage, keys: set[Key]) -> list[tuple[Instant, FileInfo]]:
-    """Every timeline file (requested, inflight, completed) of the instants, in timeline order."""
+def state_files(timeline: ActiveTimeline, keys: set[Key]) -> list[tuple[Instant, FileInfo]]:
+    """Every timeline file (requested, inflight, completed) of the instants, in timeline order, from the
+    listing the timeline was loaded from."""
     found = []
-    for info in storage.list(META_FOLDER):
+    for info in timeline.listing:
         instant = parse_instant_file_name(info.name)
         if instant is not None and _key(instant) in keys:
             found.append((instant, info))
@@ -245,12 +246,10 @@ def _transition_time(info: FileInfo, timezone: str) -> str:
 
 
 def write_archive_file(storage: Storage, folder: str, files: list[tuple[Instant, FileInfo]], batch: int,
-                   timezone: str) -> str:
-    """Convert the files into a new archive file; returns its path."""
+                       timezone: str, version: int) -> str:
+    """Convert the files into a new archive file of `version`; returns its path."""
     entries = [meta_entry(instant, storage.read_bytes(info.path), _transition_time(info, timezone))
                for instant, info in files]
-    existing = list_archive_files(storage, folder)
-    version = existing[-1][0] + 1 if existing else 1
     path = f"{folder}/{archive_file_name(version)}"
     write_log_file(storage, path, encode_entries(entries, batch))
     return path
@@ -266,14 +265,14 @@ def delete_archived_instant_files(storage: Storage, files: list[tuple[Instant, F
             storage.delete(info.path)
 
 
-def _finish_interrupted(storage: Storage, folder: str) -> list[str]:
-    """Delete the still-active files of instants the newest archive file holds as completed."""
-    existing = list_archive_files(storage, folder)
+def _finish_interrupted(table: HoodieTable, existing: list[tuple[int, FileInfo]]) -> list[str]:
+    """Delete the still-active files of instants the newest archive file (of `existing`) holds as completed."""
     if not existing:
         return []
+    storage = table.storage
     archived = {_key(e.instant) for e in read_archive_file(storage, existing[-1][1].path)
                 if e.instant.state == COMPLETED}
-    leftovers = state_files(storage, archived)
+    leftovers = state_files(table.timeline, archived)
     if leftovers:
         log.warning("finishing an interrupted archival: deleting %d timeline files already archived in %s",
                     len(leftovers), existing[-1][1].path)
@@ -362,15 +361,17 @@ def archive(storage: Storage, options: dict[str, Any] | HoodieConfig | None = No
     merge = cfg.get(ARCHIVE_MERGE_ENABLE)
     if merge:
         _finish_last_merge(storage, folder)
-    finished = _finish_interrupted(storage, folder)
+    existing = list_archive_files(storage, folder)
+    finished = _finish_interrupted(table, existing)
     if finished:
         table = table.reload()
     chosen = instants_to_archive(table, cfg)
-    files = state_files(storage, {_key(i) for i in chosen})
+    files = state_files(table.timeline, {_key(i) for i in chosen})
     if files:
         for timestamp in sorted({i.timestamp for i in chosen}):
             WriteMarkers(storage, timestamp).delete_all()
-        write_archive_file(storage, folder, files, cfg.get(ARCHIVAL_BATCH), table.props.timeline_timezone)
+        write_archive_file(storage, folder, files, cfg.get(ARCHIVAL_BATCH), table.props.timeline_timezone,
+                           existing[-1][0] + 1 if existing else 1)
         delete_archived_instant_files(storage, files)
     if merge:
         merge_small_archive_files(storage, folder, cfg)

@@ -210,7 +210,7 @@ def _guards(table: HoodieTable) -> _Guards:
         if instant.action == COMPACTION:
             for op in compaction_operations(table.timeline, instant):
                 compaction_base[(op.partition_path, op.file_id)] = op.base_instant
-    return _Guards(frozenset(savepointed_files(table.storage)), compaction_base,
+    return _Guards(frozenset(savepointed_files(table)), compaction_base,
                    frozenset(pending_clustering_file_groups(table.timeline)))
 
 

@@ -360,7 +360,10 @@ def execute_clustering(storage: Storage | str, instant_time: str, options: dict[
     """Run one scheduled (or interrupted) clustering to completion; returns its instant time."""
     storage = Storage.of(storage)
     refuse_metadata_table(storage, "a clustering")
-    table = rollback_failed_writes(HoodieTable.load(storage))
+    return _execute_clustering(rollback_failed_writes(HoodieTable.load(storage)), instant_time, options)
+
+
+def _execute_clustering(table: HoodieTable, instant_time: str, options: dict[str, Any] | None) -> str:
     pending = _pending_instant(table, instant_time)
     if pending is None:
         return instant_time
@@ -392,8 +395,13 @@ def execute_clustering(storage: Storage | str, instant_time: str, options: dict[
 def run_clustering(storage: Storage | str, options: dict[str, Any] | None = None) -> list[str]:
     """Execute every pending clustering, oldest first; their instant times."""
     storage = Storage.of(storage)
-    pending = list(pending_clusterings(HoodieTable.load(storage)))
-    return [execute_clustering(storage, t, options) for t in pending]
+    refuse_metadata_table(storage, "a clustering")
+    table = rollback_failed_writes(HoodieTable.load(storage))
+    done = []
+    for instant_time in pending_clusterings(table):
+        done.append(_execute_clustering(table, instant_time, options))
+        table = table.reload()
+    return done
 
 
 def cluster_inline(storage: Storage, cfg: HoodieConfig) -> str | None:

@@ -40,7 +40,15 @@ from ..config import (
 from ..errors import HoodieTableError
 from ..io.avro_schema import to_json
 from ..io.base_file import BaseFileWriter, read_footer
-from ..read.merged_slice import MergeStats, SliceSpec, log_visibility, merge_config, merged_slice_parts
+from ..read.merged_slice import (
+    LogVisibility,
+    MergeConfig,
+    MergeStats,
+    SliceSpec,
+    log_visibility,
+    merge_config,
+    merged_slice_parts,
+)
 from ..read.plan import full_schema
 from ..storage import Storage
 from ..table.file_names import make_base_file_name, write_token
@@ -176,6 +184,8 @@ class _Job:
     avro_json: str
     options: dict[str, Any]
     token: str
+    merge: MergeConfig
+    visibility: LogVisibility
 
 
 def _writer(job: _Job, cfg: HoodieConfig, rel_path: str) -> BaseFileWriter:
@@ -187,17 +197,14 @@ def _compact_slice(job: _Job) -> WriteStat:
     """Merge one slice into a new base file; records keep their commit time and sequence number."""
     started = time.monotonic()
     cfg = HoodieConfig(job.options)
-    table = HoodieTable.load(job.storage)
     op = job.op
     file_name = make_base_file_name(op.file_id, job.token, job.instant_time)
     rel_path = posixpath.join(op.partition_path, file_name) if op.partition_path else file_name
     WriteMarkers(job.storage, job.instant_time).create(op.partition_path, file_name, "MERGE" if op.base_path
                                                        else "CREATE")
-    config = merge_config(table.props, cfg.get(MERGE_MAX_MEMORY), cfg.get(SPILLABLE_MAP_PATH))
     spec = SliceSpec(op.partition_path, op.file_id, op.base_path, op.log_paths)
     merged = MergeStats()
-    visibility = log_visibility(table.timeline, None, cfg.get(SKIP_CORRUPT_LOG_BLOCKS))
-    parts = merged_slice_parts(job.storage, spec, job.schema, config, visibility, stats=merged)
+    parts = merged_slice_parts(job.storage, spec, job.schema, job.merge, job.visibility, stats=merged)
     # The slice's logs are read and judged before its first rows come: a damaged log fails the compaction
     # before the new base file exists.
     first = next(parts, None)
@@ -233,14 +240,25 @@ def _execute(table: HoodieTable, instant: Instant, options: dict[str, Any]) -> l
     if schema is None:
         raise HoodieTableError(f"compaction {instant.timestamp}: the table has no schema")
     avro = table.avro_schema()
+    cfg = HoodieConfig(options)
+    merge = merge_config(table.props, cfg.get(MERGE_MAX_MEMORY), cfg.get(SPILLABLE_MAP_PATH))
+    visibility = log_visibility(table.timeline, None, cfg.get(SKIP_CORRUPT_LOG_BLOCKS))
     jobs = [_Job(table.storage, instant.timestamp, op, full_schema(schema), _schema_json(avro), options,
-                 write_token(n, 0, n)) for n, op in enumerate(ops)]
-    total = sum(table.storage.size(p) for op in ops for p in (*op.log_paths, *filter(None, [op.base_path])))
+                 write_token(n, 0, n), merge, visibility) for n, op in enumerate(ops)]
+    total = _bytes_to_read(table, ops)
     workers = min(len(jobs), os.cpu_count() or 1)
     if workers > 1 and total >= _PARALLEL_MIN_BYTES:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             return list(pool.map(_compact_slice, jobs))
     return [_compact_slice(job) for job in jobs]
+
+
+def _bytes_to_read(table: HoodieTable, ops: list[CompactionOperation]) -> int:
+    """Bytes of the planned slices' files, from the view's listing of their partitions."""
+    view = table.fs_view()
+    sizes = {info.path: info.size for partition in {op.partition_path for op in ops}
+             for info in view.files(partition)}
+    return sum(sizes.get(p, 0) for op in ops for p in (*op.log_paths, *filter(None, [op.base_path])))
 
 
 def _schema_json(avro: dict | None) -> str:
@@ -251,7 +269,11 @@ def execute_compaction(storage: Storage | str, instant_time: str, options: dict[
     """Run one scheduled (or interrupted) compaction to completion; returns its instant time."""
     storage = Storage.of(storage)
     refuse_metadata_table(storage, "a compaction")
-    table = _table(storage)
+    return _execute_compaction(_table(storage), instant_time, options)
+
+
+def _execute_compaction(table: HoodieTable, instant_time: str, options: dict[str, Any] | None) -> str:
+    storage = table.storage
     instant = table.timeline.find(instant_time)
     if instant is None or instant.action not in (COMPACTION, COMMIT):
         raise HoodieTableError(f"no compaction {instant_time} on the timeline of {storage.base_url}")
@@ -269,13 +291,19 @@ def run_compaction(storage: Storage | str, options: dict[str, Any] | None = None
                    instant: str | None = None) -> list[str]:
     """Execute every pending compaction, oldest first (or only `instant`); their instant times."""
     storage = Storage.of(storage)
-    pending = [i.timestamp for i in _table(storage).timeline.pending_compactions()]
+    refuse_metadata_table(storage, "a compaction")
+    table = _table(storage)
+    pending = [i.timestamp for i in table.timeline.pending_compactions()]
     if instant is not None:
         if instant not in pending:
             raise HoodieTableError(f"no pending compaction {instant} on the timeline of {storage.base_url}; "
                                    f"pending: {', '.join(pending) or 'none'}")
         pending = [instant]
-    return [execute_compaction(storage, t, options) for t in pending]
+    done = []
+    for instant_time in pending:
+        done.append(_execute_compaction(table, instant_time, options))
+        table = table.reload()
+    return done
 
 
 def _delta_commits_since(table: HoodieTable, include_requested: bool) -> tuple[int, str | None]:

@@ -139,9 +139,8 @@ def read_savepoint(storage: Storage | str, instant_time: str) -> dict[str, Any]:
     return avro_models.deserialize(table.timeline.read_bytes(Instant(instant_time, SAVEPOINT, COMPLETED)))
 
 
-def savepointed_files(storage: Storage | str) -> set[str]:
+def savepointed_files(table: HoodieTable) -> set[str]:
     """Paths (relative to the base path) of every file a completed savepoint pins: clean keeps them."""
-    table = HoodieTable.load(Storage.of(storage))
     out: set[str] = set()
     for instant in savepoint_instants(table):
         record = avro_models.deserialize(table.timeline.read_bytes(instant))
