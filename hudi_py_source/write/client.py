@@ -195,7 +195,7 @@ def create_table(storage: Storage, options: dict[str, Any], schema: pa.Schema) -
     """An empty table (hoodie.properties with the create schema, no commit), for SQL's CREATE TABLE: later
     writes take its keys and type from the properties, and reads return its schema with no rows."""
     if table_exists(storage):
-        raise HoodieTableError(f"a Hudi table already exists at {storage.base_url}")
+        raise HoodieTableError(f"a Hudi table already exists at {storage.base_url}", path=storage.base_url)
     cfg = HoodieConfig(options)
     _validate_new_write(cfg, "insert", schema)
     name = cfg.require(TABLE_NAME)
