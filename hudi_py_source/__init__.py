@@ -27,7 +27,42 @@ against it.
         the error family, the one storage layer, the typed option registry, Hudi's date formats
 """
 
+from .errors import (
+    HoodieClusteringConflictError,
+    HoodieClusteringUpdateError,
+    HoodieCommitConflictError,
+    HoodieConfigError,
+    HoodieCorruptedDataError,
+    HoodieError,
+    HoodieIncrementalRangeError,
+    HoodieKeyError,
+    HoodieSchemaError,
+    HoodieTableChangedError,
+    HoodieTableError,
+    HoodieTimelineError,
+    HoodieTimeTravelError,
+    HoodieUnsupportedError,
+    HoodieUnsupportedFileError,
+)
 from .read.predicates import Predicate
 from .table_api import Table
 
-__all__ = ["Predicate", "Table"]
+__all__ = [
+    "Predicate",
+    "Table",
+    "HoodieClusteringConflictError",
+    "HoodieClusteringUpdateError",
+    "HoodieCommitConflictError",
+    "HoodieConfigError",
+    "HoodieCorruptedDataError",
+    "HoodieError",
+    "HoodieIncrementalRangeError",
+    "HoodieKeyError",
+    "HoodieSchemaError",
+    "HoodieTableChangedError",
+    "HoodieTableError",
+    "HoodieTimelineError",
+    "HoodieTimeTravelError",
+    "HoodieUnsupportedError",
+    "HoodieUnsupportedFileError",
+]

@@ -49,7 +49,8 @@ class Table:
         self.storage = path if isinstance(path, Storage) else Storage(path, storage_options)
 
     def write(self, data: Data, options: dict[str, Any], mode: str = "append") -> str | None:
-        """Write with Hudi's options; returns the completed instant, or None when mode=ignore skipped it."""
+        """Write with Hudi's options in a Spark save mode (append, overwrite, errorifexists, ignore: see
+        write/save_mode.py); returns the completed instant, or None when mode=ignore skipped it."""
         schema, batches = _batches(data)
         job = start_write(self.storage, dict(options), schema, mode)
         if job is None:

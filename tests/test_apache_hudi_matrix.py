@@ -41,7 +41,7 @@ from test_apache_hudi_interop import assert_same_table
 from test_cow_operations import KEYGENS, key_of, partition_of, rows
 
 from hudi_py_source import Table
-from hudi_py_source.read.time_travel import HoodieTimeTravelError
+from hudi_py_source.errors import HoodieTimeTravelError
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.file_names import write_token
 from hudi_py_source.write.client import start_write, write_task

@@ -20,16 +20,16 @@ from test_cow_operations import data_rows, options, rows
 from test_mor_write import base_files
 
 from hudi_py_source import Table
-from hudi_py_source.errors import HoodieConfigError
+from hudi_py_source.errors import HoodieClusteringConflictError, HoodieClusteringUpdateError, HoodieConfigError
 from hudi_py_source.io.base_file import read_footer
-from hudi_py_source.services.clustering import EXECUTION_STRATEGY, HoodieClusteringConflictError
+from hudi_py_source.services.clustering import EXECUTION_STRATEGY
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.file_names import make_base_file_name, new_file_id, parse_base_file_name
 from hudi_py_source.table.hoodie_table import HoodieTable
 from hudi_py_source.timeline import avro_models
 from hudi_py_source.timeline.instant import Instant
 from hudi_py_source.write.client import start_write, write_task
-from hudi_py_source.write.clustering_updates import ALLOW_UPDATES, HoodieClusteringUpdateError
+from hudi_py_source.write.clustering_updates import ALLOW_UPDATES
 from hudi_py_source.write.markers import WriteMarkers
 
 NONPART = "nonpartitioned"

@@ -8,8 +8,7 @@ import pytest
 from test_cow_operations import DATA_COLUMNS, options, rows
 
 from hudi_py_source import Predicate, Table
-from hudi_py_source.errors import HoodieConfigError
-from hudi_py_source.read.incremental import HoodieIncrementalRangeError
+from hudi_py_source.errors import HoodieConfigError, HoodieIncrementalRangeError
 from hudi_py_source.timeline.avro_models import serialize
 
 # (operation, ids, version): inserts, upserts over earlier keys, deletes, upserts after deletes.

@@ -18,11 +18,12 @@ import pyarrow.compute as pc
 from ..config import (
     BUCKET_HASH_FIELD,
     BUCKET_NUM_BUCKETS,
+    INDEX_TYPE,
     RECORDKEY_FIELD,
     HoodieConfig,
     list_fields,
 )
-from ..errors import HoodieConfigError, HoodieError, HoodieTableError
+from ..errors import HoodieConfigError, HoodieTableError
 from .bucket import bucket_file_id_prefix, bucket_id_of_file, bucket_ids
 from .locations import (
     CandidateFile,
@@ -41,7 +42,8 @@ def tag_bucket(keys: pa.Array, partition_paths: pa.Array, candidates: list[Candi
     """Tag records with their bucket's file group; `candidates` are the latest file slices of the table
     (log-only ones included: on MERGE_ON_READ a bucket may have no base file yet)."""
     if instant_time is None:
-        raise HoodieError("the BUCKET index needs the write's instant time to name new bucket file groups")
+        raise HoodieConfigError("the BUCKET index needs the write's instant time to name new bucket file groups",
+                                key=INDEX_TYPE.key)
     num_buckets = int(config.require(BUCKET_NUM_BUCKETS))
     hash_field = config.get(BUCKET_HASH_FIELD)
     buckets = bucket_ids(keys, list_fields(hash_field) if hash_field else None,

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..errors import HoodieError
+from ..errors import HoodieCorruptedDataError
 
 _LENGTH = struct.Struct(">i")
 _PAD = 16
@@ -61,7 +61,7 @@ def record_starts(body: bytes | memoryview, count: int) -> tuple[np.ndarray, np.
         try:
             (length,) = unpack(body, pos)
         except struct.error:
-            raise HoodieError(f"record {i} of {count} runs past the block") from None
+            raise HoodieCorruptedDataError(f"record {i} of {count} runs past the block") from None
         pos += 4
         starts[i] = pos
         pos += length
@@ -93,7 +93,7 @@ def _strings(data: np.ndarray, pos: np.ndarray, valid: np.ndarray, kind: str) ->
     lengths, used = _varints(data, pos)
     lengths = np.where(valid, lengths, 0)
     if (lengths < 0).any():
-        raise HoodieError("negative string length")
+        raise HoodieCorruptedDataError("negative string length")
     offsets = np.zeros(len(pos) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     starts = pos + used
@@ -148,7 +148,7 @@ def decode_flat(body: bytes | memoryview, count: int, schema: dict[str, Any],
     data = np.concatenate([np.frombuffer(body, dtype=np.uint8), np.zeros(_PAD + _VARINT_BYTES, np.uint8)])
     starts, ends = record_starts(body, count)
     if count and ends[-1] > len(body):
-        raise HoodieError(f"records run past the block ({ends[-1]} > {len(body)} bytes)")
+        raise HoodieCorruptedDataError(f"records run past the block ({ends[-1]} > {len(body)} bytes)")
     pos, out = starts.copy(), {}
     try:
         for name, kind, null_branch in layout:
@@ -165,5 +165,5 @@ def decode_flat(body: bytes | memoryview, count: int, schema: dict[str, Any],
     except (IndexError, ValueError, pa.ArrowInvalid):
         pos = None
     if pos is None or not np.array_equal(pos, ends):
-        raise HoodieError("records do not end where their lengths say")
+        raise HoodieCorruptedDataError("records do not end where their lengths say")
     return out

@@ -30,6 +30,7 @@ from ..errors import (
     HoodieKeyError,
     HoodieSchemaError,
     HoodieTableChangedError,
+    HoodieTableError,
 )
 from ..storage import Storage
 from ..table.file_names import parse_base_file_name
@@ -339,7 +340,7 @@ class BaseFileWriter:
 
     def close(self) -> BaseFileStats:
         if self._closed:
-            raise HoodieError(f"base file {self.rel_path} is already closed")
+            raise HoodieTableError(f"base file {self.rel_path} is already closed")
         self._flush()
         writer = self._writer if self._writer is not None else self._open(self.schema.empty_table())
         footer = self.footer_metadata()
@@ -400,14 +401,15 @@ def base_file_error(rel_path: str, exc: BaseException) -> HoodieError:
     since it was listed, the table changed under the caller (a clean, archival or rollback removed it);
     otherwise the file is damaged, and the message says how to repair the table."""
     parsed = parse_base_file_name(posixpath.basename(rel_path))
-    instant = parsed.instant_time if parsed is not None else "unknown"
+    written = parsed.instant_time if parsed is not None else None
+    instant = written or "unknown"
     if isinstance(exc, FileNotFoundError):
         return HoodieTableChangedError(
             f"base file {rel_path} (written by instant {instant}) is gone since it was listed: a clean, archival "
-            "or rollback removed it; run again to see the table as it is now")
+            "or rollback removed it; run again to see the table as it is now", path=rel_path, instant=written)
     return HoodieCorruptedDataError(
         f"base file {rel_path} (written by instant {instant}) cannot be read: {exc}. Restore the file from a "
-        f"backup, or restore the table to a savepoint from before instant {instant}")
+        f"backup, or restore the table to a savepoint from before instant {instant}", path=rel_path, instant=written)
 
 
 @contextmanager

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import HoodieConfigError, HoodieError, HoodieKeyError
+from ..errors import HoodieConfigError, HoodieCorruptedDataError, HoodieKeyError, HoodieUnsupportedFileError
 
 SIMPLE = "SIMPLE"
 DYNAMIC_V0 = "DYNAMIC_V0"
@@ -349,7 +349,7 @@ class _Reader:
 
     def take(self, n: int) -> bytes:
         if self.pos + n > len(self.raw):
-            raise HoodieError(f"serialized bloom filter is truncated at byte {self.pos} (needs {n} more)")
+            raise HoodieCorruptedDataError(f"serialized bloom filter is truncated at byte {self.pos} (needs {n} more)")
         out = self.raw[self.pos : self.pos + n]
         self.pos += n
         return out
@@ -360,13 +360,13 @@ class _Reader:
     def header(self) -> tuple[int, int]:
         version, num_hashes, hash_type, bit_size = self.unpack(_HEADER)
         if version != _VERSION:
-            raise HoodieError(
-                f"bloom filter header version {version} is not supported (legacy Jenkins-hash filters are not read)"
-            )
+            raise HoodieUnsupportedFileError(
+                f"bloom filter header version {version} is not supported (legacy Jenkins-hash filters are not read)",
+                feature=f"bloom filter header version {version}")
         if hash_type != _MURMUR_HASH or num_hashes <= 0 or bit_size <= 0:
-            raise HoodieError(
-                f"bloom filter header is not supported: hash type {hash_type}, k={num_hashes}, m={bit_size}"
-            )
+            raise HoodieUnsupportedFileError(
+                f"bloom filter header is not supported: hash type {hash_type}, k={num_hashes}, m={bit_size}",
+                feature=f"bloom filter hash type {hash_type}")
         return bit_size, num_hashes
 
     def vector(self, bit_size: int) -> _BitVector:
@@ -389,4 +389,5 @@ def load_bloom_filter(serialized: str | bytes, type_code: str | None) -> BloomFi
         # The bound is not serialized; like Java (maxNr = 0 after readFields) a loaded filter that
         # fills its last row goes round-robin instead of growing.
         return DynamicBloomFilter(bit_size, num_hashes, entries_per_row, 0, rows, current)
-    raise HoodieError(f"bloom filter type code {type_code!r} is not supported (SIMPLE, DYNAMIC_V0)")
+    raise HoodieUnsupportedFileError(f"bloom filter type code {type_code!r} is not supported (SIMPLE, DYNAMIC_V0)",
+                                     feature=f"bloom filter type code {type_code}")

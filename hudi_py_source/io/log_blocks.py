@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..errors import HoodieError, HoodieSchemaError
+from ..errors import HoodieCorruptedDataError, HoodieError, HoodieSchemaError, HoodieUnsupportedFileError
 from . import avro_columnar, avro_records
 from .avro_records import (
     ORDERING_WRAPPERS,
@@ -289,16 +289,18 @@ def decode_data_block(block: LogBlock, arrow_schema: pa.Schema | None = None,
         table = pq.read_table(pa.BufferReader(block.content))
         return table if fields is None else table.select([c for c in table.column_names if c in fields])
     if block.block_type not in (BlockType.AVRO_DATA_BLOCK, BlockType.CDC_DATA_BLOCK):
-        raise HoodieError(f"cannot decode {block.block_type.name} at offset {block.offset} as rows")
+        raise HoodieUnsupportedFileError(f"cannot decode {block.block_type.name} at offset {block.offset} as rows",
+                                         feature=block.block_type.name)
     schema_json = block.schema_json
     if not schema_json:
-        raise HoodieError(f"data block at offset {block.offset} has no SCHEMA header")
+        raise HoodieCorruptedDataError(f"data block at offset {block.offset} has no SCHEMA header")
     content = block.content
     if len(content) < 8:
-        raise HoodieError(f"data block at offset {block.offset} is too short")
+        raise HoodieCorruptedDataError(f"data block at offset {block.offset} is too short")
     version, count = struct.unpack_from(">ii", content, 0)
     if version != DATA_BLOCK_VERSION:
-        raise HoodieError(f"avro data block version {version} at offset {block.offset} is not supported")
+        raise HoodieUnsupportedFileError(f"avro data block version {version} at offset {block.offset} is not "
+                                         "supported", feature=f"avro data block version {version}")
     schema = arrow_schema if arrow_schema is not None else _arrow_schema_of(schema_json)
     if fields is not None:
         schema = pa.schema([f for f in schema if f.name in fields])
@@ -308,13 +310,13 @@ def decode_data_block(block: LogBlock, arrow_schema: pa.Schema | None = None,
         if columns is not None:
             return pa.table([columns[f.name].cast(f.type) for f in schema], schema=schema)
     except (HoodieError, IndexError, struct.error, pa.ArrowInvalid) as exc:
-        raise HoodieError(f"avro data block at offset {block.offset} cannot be decoded: {exc}") from exc
+        raise HoodieCorruptedDataError(f"avro data block at offset {block.offset} cannot be decoded: {exc}") from exc
     try:
         records = list(avro_records.decode_records(memoryview(content)[8:], count, schema_json, fields))
     except (ValueError, EOFError, IndexError, KeyError, UnicodeDecodeError) as exc:
-        raise HoodieError(f"avro data block at offset {block.offset} cannot be decoded: {exc}") from exc
+        raise HoodieCorruptedDataError(f"avro data block at offset {block.offset} cannot be decoded: {exc}") from exc
     if len(records) != count:
-        raise HoodieError(f"avro data block at offset {block.offset}: {len(records)} of {count} records")
+        raise HoodieCorruptedDataError(f"avro data block at offset {block.offset}: {len(records)} of {count} records")
     return pa.Table.from_pylist(records, schema=schema)
 
 
@@ -353,16 +355,20 @@ def decode_delete_block(block: LogBlock) -> pa.Table:
     """Columns record_key, partition_path, ordering_val and ordering_type (the Java wrapper
     name, e.g. IntWrapper; null when orderingVal is null)."""
     if block.block_type != BlockType.DELETE_BLOCK:
-        raise HoodieError(f"block at offset {block.offset} is a {block.block_type.name}, not a DELETE_BLOCK")
+        raise HoodieUnsupportedFileError(f"block at offset {block.offset} is a {block.block_type.name}, not a "
+                                         "DELETE_BLOCK", feature=block.block_type.name)
     content = block.content
-    version, length = struct.unpack_from(">ii", content, 0) if len(content) >= 8 else (-1, 0)
+    if len(content) < 8:
+        raise HoodieCorruptedDataError(f"delete block at offset {block.offset} is too short")
+    version, length = struct.unpack_from(">ii", content, 0)
     if version != DELETE_BLOCK_VERSION:
-        raise HoodieError(f"delete block version {version} at offset {block.offset} is not supported "
-                          f"(only version 3, Avro HoodieDeleteRecordList)")
+        raise HoodieUnsupportedFileError(f"delete block version {version} at offset {block.offset} is not supported "
+                                         f"(only version 3, Avro HoodieDeleteRecordList)",
+                                         feature=f"delete block version {version}")
     try:
         records = avro_records.decode_delete_records(memoryview(content)[8:8 + length])
     except (ValueError, EOFError, IndexError, KeyError, UnicodeDecodeError) as exc:
-        raise HoodieError(f"delete block at offset {block.offset} cannot be decoded: {exc}") from exc
+        raise HoodieCorruptedDataError(f"delete block at offset {block.offset} cannot be decoded: {exc}") from exc
     wrappers: list[str | None] = []
     values: list[Any] = []
     for r in records:
@@ -385,13 +391,15 @@ def decode_delete_block(block: LogBlock) -> pa.Table:
 def decode_command_block(block: LogBlock) -> tuple[CommandType, str]:
     """(command, target instant) of a COMMAND_BLOCK; ROLLBACK_BLOCK is the only command."""
     if block.block_type != BlockType.COMMAND_BLOCK:
-        raise HoodieError(f"block at offset {block.offset} is a {block.block_type.name}, not a COMMAND_BLOCK")
+        raise HoodieUnsupportedFileError(f"block at offset {block.offset} is a {block.block_type.name}, not a "
+                                         "COMMAND_BLOCK", feature=block.block_type.name)
     raw = block.header.get(HeaderKey.COMMAND_BLOCK_TYPE)
     try:
         command = CommandType(int(raw or ""))
     except ValueError:
-        raise HoodieError(f"command block at offset {block.offset} has unknown command type {raw!r}") from None
+        raise HoodieUnsupportedFileError(f"command block at offset {block.offset} has unknown command type {raw!r}",
+                                         feature=f"command type {raw}") from None
     target = block.header.get(HeaderKey.TARGET_INSTANT_TIME)
     if target is None:
-        raise HoodieError(f"command block at offset {block.offset} has no TARGET_INSTANT_TIME")
+        raise HoodieCorruptedDataError(f"command block at offset {block.offset} has no TARGET_INSTANT_TIME")
     return command, target

@@ -167,9 +167,9 @@ def _unreadable(rel_path: str, exc: OSError) -> HoodieError:
     named = f"log file {rel_path} (of the file slice of instant {parsed.base_instant if parsed else 'unknown'})"
     if isinstance(exc, FileNotFoundError):
         return HoodieTableChangedError(f"{named} is gone since it was listed: a clean, archival or rollback "
-                                       "removed it; run again to see the table as it is now")
+                                       "removed it; run again to see the table as it is now", path=rel_path)
     return HoodieCorruptedDataError(f"{named} cannot be read: {exc}. Restore the file from a backup, or restore "
-                                    "the table to a savepoint from before the write that made it")
+                                    "the table to a savepoint from before the write that made it", path=rel_path)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from ..config import (
     READ_END_INSTANT,
     HoodieConfig,
 )
-from ..errors import HoodieConfigError, HoodieError
+from ..errors import HoodieConfigError, HoodieIncrementalRangeError
 from ..storage import Storage
 from ..table.file_names import parse_base_file_name, parse_log_file_name
 from ..table.fs_view import BaseFile, FileSlice, LogFile
@@ -43,14 +43,6 @@ from .time_travel import earliest_retained
 
 COMMIT_TIME_COLUMN = "_hoodie_commit_time"
 _WRITE_ACTIONS = (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)
-
-
-class HoodieIncrementalRangeError(HoodieError):
-    """Files of the requested range were cleaned; `earliest_begin` is the first begin that works."""
-
-    def __init__(self, message: str, earliest_begin: str) -> None:
-        super().__init__(message)
-        self.earliest_begin = earliest_begin
 
 
 @dataclass
@@ -163,7 +155,7 @@ def _check_retained(table: HoodieTable, begin: str, end: str, all_commits: list[
             f"incremental query over ({begin}, {end}] cannot be answered: {'; '.join(reasons)}. The earliest "
             f"instant from which this range can still be read is {earliest}: set {READ_BEGIN_INSTANT.key}="
             f"{earliest} or later, or {INCR_FALLBACK_FULL_SCAN.key}=true to scan the whole table instead",
-            earliest)
+            earliest, begin=begin, end=end)
 
 
 def _range_predicates(begin: str, end: str) -> list[Predicate]:

@@ -59,7 +59,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..config import SKIP_CORRUPT_LOG_BLOCKS
-from ..errors import HoodieConfigError, HoodieCorruptedDataError, HoodieError
+from ..errors import HoodieConfigError, HoodieCorruptedDataError, HoodieError, HoodieUnsupportedFileError
 from ..io.avro_schema import avro_to_arrow
 from ..io.base_file import read_base_batches
 from ..io.conform import conform
@@ -232,8 +232,8 @@ class _SliceScan:
         elif block.block_type == BlockType.COMMAND_BLOCK:
             try:
                 _, target = decode_command_block(block)
-            except HoodieError as exc:
-                raise HoodieError(f"log file {path}: {exc}") from exc
+            except (HoodieCorruptedDataError, HoodieUnsupportedFileError) as exc:
+                raise _in_log_file(path, block, exc) from exc
             if instant is not None and self.visibility.in_range(instant):
                 self.kept = [k for k in self.kept if k[2] != target]
                 self.damaged = [d for d in self.damaged if d.instant != target]
@@ -243,7 +243,16 @@ class _SliceScan:
             if self.visibility.admits(instant):
                 self.kept.append((index, block.offset, instant or ""))
         elif block.block_type == BlockType.HFILE_DATA_BLOCK:
-            raise HoodieError(f"log file {path}: HFILE data blocks (metadata table) cannot be read")
+            raise HoodieUnsupportedFileError(f"log file {path}: HFILE data blocks (metadata table) cannot be read",
+                                             feature=BlockType.HFILE_DATA_BLOCK.name, path=path)
+
+
+def _in_log_file(path: str, block: LogBlock, exc: HoodieError) -> HoodieError:
+    """A block decoder's error naming the log file too: the decoder sees the block's bytes, not their file."""
+    message = f"log file {path}: {exc}"
+    if isinstance(exc, HoodieUnsupportedFileError):
+        return HoodieUnsupportedFileError(message, feature=exc.feature, path=path)
+    return HoodieCorruptedDataError(message, path=path, instant=block.instant_time)
 
 
 def counted_blocks(storage: Storage, log_paths: tuple[str, ...], visibility: LogVisibility) -> list[tuple[int, int]]:
@@ -288,7 +297,7 @@ def _judge(damage: DamagedBlock, writers: set[str], visibility: LogVisibility) -
                     SKIP_CORRUPT_LOG_BLOCKS.key)
         return
     raise HoodieCorruptedDataError(f"{damage.where()} and {why}: reading on would silently drop committed records. "
-                                   f"{_repair_advice(before)}")
+                                   f"{_repair_advice(before)}", path=damage.path, instant=damage.instant)
 
 
 def _blocks(storage: Storage, log_paths: tuple[str, ...],
@@ -481,7 +490,7 @@ def _decoded(path: str, block: LogBlock, schemas: dict[str, pa.Schema], fields: 
              visibility: LogVisibility) -> pa.Table | None:
     """A counted block's rows, decoding only `fields` (the columns of the read). A block of a completed commit
     that frames but does not decode is damaged: an error, or None (dropped, with a warning) under the skip
-    option."""
+    option. A block version pyhudi does not read is no damage, so the skip option does not drop its records."""
     try:
         if block.block_type == BlockType.DELETE_BLOCK:
             return decode_delete_block(block)
@@ -489,12 +498,15 @@ def _decoded(path: str, block: LogBlock, schemas: dict[str, pa.Schema], fields: 
         if block.block_type == BlockType.AVRO_DATA_BLOCK and text not in schemas:
             schemas[text] = avro_to_arrow(json.loads(text))
         return decode_data_block(block, schemas.get(text), fields)
+    except HoodieUnsupportedFileError as exc:
+        raise _in_log_file(path, block, exc) from exc
     except _UNDECODABLE as exc:
         where = (f"log file {path}: block at byte offset {block.offset} ({block.size} bytes) of completed instant "
                  f"{block.instant_time} cannot be decoded ({exc})")
         if not visibility.skip_corrupt:
             raise HoodieCorruptedDataError(f"{where}: reading on would silently drop committed records. "
-                                           f"{_repair_advice(f'instant {block.instant_time}')}") from exc
+                                           f"{_repair_advice(f'instant {block.instant_time}')}", path=path,
+                                           instant=block.instant_time) from exc
         log.warning("%s; reading past it without its records, as %s=true asks", where, SKIP_CORRUPT_LOG_BLOCKS.key)
         return None
 

@@ -17,17 +17,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from ..config import AS_OF_INSTANT
-from ..errors import HoodieConfigError, HoodieError
+from ..errors import HoodieConfigError, HoodieTimeTravelError
 from ..timeline.active import ActiveTimeline
 from ..timeline.instant import format_instant_time
-
-
-class HoodieTimeTravelError(HoodieError):
-    """The files of the instant a time-travel query names were cleaned; `earliest` is the first readable one."""
-
-    def __init__(self, message: str, earliest: str) -> None:
-        super().__init__(message)
-        self.earliest = earliest
 
 
 def earliest_retained(timeline: ActiveTimeline) -> str | None:
@@ -58,7 +50,8 @@ def check_readable_as_of(timeline: ActiveTimeline, as_of: str) -> None:
     if floor is not None and as_of < floor[0]:
         raise HoodieTimeTravelError(
             f"time travel to {as_of} cannot be answered: {floor[1]}, so files the table had then may be gone. "
-            f"Query as of {floor[0]} or later, or keep more history (hoodie.cleaner.commits.retained)", floor[0])
+            f"Query as of {floor[0]} or later, or keep more history (hoodie.cleaner.commits.retained)", floor[0],
+            as_of=as_of)
 
 
 _DATE_FORMATS = {19: "%Y-%m-%d %H:%M:%S", 23: "%Y-%m-%d %H:%M:%S.%f", 10: "%Y-%m-%d"}

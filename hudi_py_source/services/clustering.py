@@ -49,7 +49,7 @@ from ..config import (
     HoodieConfig,
     list_fields,
 )
-from ..errors import HoodieConfigError, HoodieError, HoodieTableError
+from ..errors import HoodieClusteringConflictError, HoodieConfigError, HoodieTableError
 from ..io.avro_schema import to_json
 from ..io.base_file import with_meta_columns
 from ..read.merged_slice import SliceSpec, log_visibility, merge_config, read_merged_slice
@@ -75,9 +75,6 @@ LOG = logging.getLogger("hudi_py_source.clustering")
 CLUSTER = "CLUSTER"
 EXECUTION_STRATEGY = "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy"
 _WRITE_ROWS = 8192
-
-class HoodieClusteringConflictError(HoodieError):
-    """A file group changed after a clustering planned it; completing would drop that change."""
 
 
 @dataclass(frozen=True)
@@ -375,7 +372,7 @@ def _execute_clustering(table: HoodieTable, instant_time: str, options: dict[str
             f"clustering {instant_time} rolled back: file group {conflicts[0]} "
             f"({len(conflicts)} in all) was updated or replaced by a write after it was planned (as "
             f"{CLUSTERING_UPDATES_STRATEGY.key}={ALLOW_UPDATES} or an overwrite allow); completing would undo "
-            "that write. Schedule a new clustering")
+            "that write. Schedule a new clustering", file_group=conflicts[0], instant=instant_time)
     schema = table.schema()
     if schema is None:
         raise HoodieTableError(f"clustering {instant_time}: the table has no schema")

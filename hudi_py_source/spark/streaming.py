@@ -27,7 +27,7 @@ from pyspark.sql.streaming.datasource import ReadLimit, SupportsTriggerAvailable
 from pyspark.sql.types import StructType
 
 from ..config import QUERY_TYPE, READ_BEGIN_INSTANT, READ_END_INSTANT
-from ..errors import HoodieError
+from ..errors import HoodieConfigError
 from ..read.streaming_offsets import INIT_INSTANT, initial_offset, readable_end
 from ..table.file_names import write_token
 from ..write.streaming_sink import StagedRows, commit_micro_batch, stage_rows
@@ -76,8 +76,8 @@ class PyHudiStreamWriter(DataSourceStreamArrowWriter):
 def _offset(value: dict[str, Any]) -> str:
     instant = value.get(OFFSET_KEY) if isinstance(value, dict) else None
     if not isinstance(instant, str) or not instant.isdigit():
-        raise HoodieError(f"streaming offset {value!r} is not a pyhudi offset ({{{OFFSET_KEY!r}: instant time}}); "
-                          f"was the checkpoint written by another source?")
+        raise HoodieConfigError(f"streaming offset {value!r} is not a pyhudi offset ({{{OFFSET_KEY!r}: instant "
+                                f"time}}); was the checkpoint written by another source?", key="checkpointLocation")
     return instant
 
 

@@ -6,7 +6,7 @@ import json
 
 import pyarrow as pa
 
-from ..errors import HoodieTableError
+from ..errors import HoodieTableError, HoodieUnsupportedError
 from ..io.avro_schema import avro_to_arrow
 from ..io.base_file import META_COLUMNS, read_footer
 from ..storage import Storage
@@ -54,9 +54,9 @@ class HoodieTable:
         props = TableProperties.load(storage)
         version = props.version
         if version not in (6, 8, 9):
-            raise HoodieTableError(
-                f"{storage.base_url} has hoodie.table.version={version}; pyhudi reads versions 6 and 8"
-            )
+            raise HoodieUnsupportedError(
+                f"{storage.base_url} has hoodie.table.version={version}; pyhudi reads versions 6 and 8",
+                feature=f"hoodie.table.version={version}", path=storage.base_url)
         timeline = ActiveTimeline.load(storage, props.layout_version)
         return cls(storage, props, timeline)
 

@@ -405,7 +405,8 @@ class TableProperties(Mapping[str, str]):
             readable.append(props)
         if readable:
             return readable[0]
-        raise HoodieTableError(f"{storage.base_url} is not a Hudi table (no .hoodie/hoodie.properties)")
+        raise HoodieTableError(f"{storage.base_url} is not a Hudi table (no .hoodie/hoodie.properties)",
+                               path=storage.base_url)
 
     def store(self, storage: Storage) -> TableProperties:
         """Write hoodie.properties of a new table; refuses to replace an existing one."""
@@ -512,7 +513,8 @@ def _recover(storage: Storage) -> TableProperties:
         current = TableProperties.from_bytes(storage.read_bytes(PROPERTIES_FILE))
     except FileNotFoundError:
         if not has_backup:
-            raise HoodieTableError(f"{storage.base_url} is not a Hudi table (no .hoodie/hoodie.properties)") from None
+            raise HoodieTableError(f"{storage.base_url} is not a Hudi table (no .hoodie/hoodie.properties)",
+                                   path=storage.base_url) from None
         current = None
     if has_backup and (current is None or (CHECKSUM in current and not current.has_valid_checksum())):
         storage.write_bytes(PROPERTIES_FILE, storage.read_bytes(BACKUP_FILE))

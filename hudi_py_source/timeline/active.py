@@ -53,8 +53,8 @@ def _check_not_torn(instant: Instant, info: FileInfo, folder: str) -> None:
     path = f"{folder}/{info.name}"
     raise HoodieCorruptedDataError(
         f"timeline file {path} of completed instant {instant.timestamp} ({instant.action}) is empty: a torn write. "
-        f"Without it pyhudi cannot tell what the instant published, so it reads nothing. {_repair(instant)}"
-    )
+        f"Without it pyhudi cannot tell what the instant published, so it reads nothing. {_repair(instant)}",
+        path=path, instant=instant.timestamp)
 
 
 class ActiveTimeline:
@@ -186,7 +186,7 @@ class ActiveTimeline:
             raise HoodieTableChangedError(
                 f"timeline file {self.path_of(instant)} of instant {instant.timestamp} "
                 f"({instant.action}, {instant.state}) does not exist: archived or rolled back after the timeline "
-                "was listed; run again to see the table as it is now"
+                "was listed; run again to see the table as it is now", path=path, instant=instant.timestamp
             ) from None
         if instant.state == COMPLETED:
             self._completed_bytes[path] = data
@@ -203,7 +203,7 @@ class ActiveTimeline:
         except (ValueError, KeyError, TypeError, EOFError) as exc:
             raise HoodieCorruptedDataError(
                 f"timeline file {self.path_of(instant)} ({instant.action}, {instant.state}) does not parse as "
-                f"commit metadata: {exc}. {_repair(instant)}"
+                f"commit metadata: {exc}. {_repair(instant)}", path=self.path_of(instant), instant=instant.timestamp
             ) from exc
 
     def state_transition_time(self, instant: Instant) -> float | None:

@@ -49,12 +49,12 @@ from .job import MERGE_OPERATIONS, NEW_FILE_OPERATIONS, TaskResult, WriteJob
 from .new_file_groups import collect_partitions, write_new_file_groups
 from .post_commit import finish_interrupted_inline_services, run_post_commit, validate_post_commit
 from .rollback import rollback_failed_writes, rollback_instant
+from .save_mode import operation_for, write_mode
 from .schema_evolution import evolve_schema
 from .upsert import WriteProfile, prepare_rows, tag_rows, write_targets
 
 LOG = logging.getLogger("hudi_py_source.write")
 SUPPORTED_OPERATIONS = NEW_FILE_OPERATIONS | MERGE_OPERATIONS | {"delete_partition"}
-SAVE_MODES = ("append", "overwrite", "errorifexists", "ignore")
 
 _PERSISTED_DEFAULTS = {
     "hoodie.table.recordkey.fields": RECORDKEY_FIELD.key,
@@ -181,18 +181,11 @@ def _validate_new_write(cfg: HoodieConfig, operation: str, schema: pa.Schema) ->
                 )
 
 
-def _resolve_operation(cfg: HoodieConfig, mode: str, exists: bool) -> str:
-    operation = cfg.get(OPERATION)
-    if mode == "overwrite" and exists and operation not in ("insert_overwrite", "insert_overwrite_table"):
-        return "insert_overwrite_table"
-    return operation
-
-
 def create_table(storage: Storage, options: dict[str, Any], schema: pa.Schema) -> None:
     """An empty table (hoodie.properties with the create schema, no commit), for SQL's CREATE TABLE: later
     writes take its keys and type from the properties, and reads return its schema with no rows."""
     if table_exists(storage):
-        raise HoodieTableError(f"a Hudi table already exists at {storage.base_url}")
+        raise HoodieTableError(f"a Hudi table already exists at {storage.base_url}", path=storage.base_url)
     cfg = HoodieConfig(options)
     _validate_new_write(cfg, "insert", schema)
     name = cfg.require(TABLE_NAME)
@@ -205,13 +198,10 @@ def create_table(storage: Storage, options: dict[str, Any], schema: pa.Schema) -
 def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schema,
                 mode: str = "append") -> WriteJob | None:
     """Driver side before any task: validate, create or load the table, roll back failed writes,
-    and open a new instant. Returns None when the save mode says to write nothing."""
-    if mode not in SAVE_MODES:
-        raise HoodieConfigError(f"save mode {mode!r} is not supported; use one of {', '.join(SAVE_MODES)}")
+    and open a new instant. Returns None when the save mode (see save_mode.py) says to write nothing."""
     exists = table_exists(storage)
-    if exists and mode == "errorifexists":
-        raise HoodieTableError(f"a Hudi table already exists at {storage.base_url} (save mode errorifexists)")
-    if exists and mode == "ignore":
+    how = write_mode(mode, exists, storage.base_url)
+    if how is None:
         return None
     table = HoodieTable.load(storage) if exists else None
     cfg = HoodieConfig(effective_options(table.props if table else None, options))
@@ -219,7 +209,7 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
         refuse_metadata_table(storage, "a write", table.props)
         _check_against_table(table.props, cfg)
     validate_post_commit(cfg)
-    operation = _resolve_operation(cfg, mode, exists)
+    operation = operation_for(how, cfg.get(OPERATION), exists)
     _validate_new_write(cfg, operation, data_schema)
     table_schema = table.schema() if table else None
     if operation in ("delete", "delete_partition") and table_schema is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 
 from ..config import CLUSTERING_ROLLBACK_ON_CONFLICT, CLUSTERING_UPDATES_STRATEGY, HoodieConfig
-from ..errors import HoodieError
+from ..errors import HoodieClusteringUpdateError
 from ..storage import Storage
 from ..table.file_group_id import FileGroupId
 from ..table.hoodie_table import HoodieTable
@@ -22,10 +22,6 @@ from .rollback import rollback_instant
 LOG = logging.getLogger("hudi_py_source.clustering")
 REJECT_UPDATES = "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy"
 ALLOW_UPDATES = "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy"
-
-
-class HoodieClusteringUpdateError(HoodieError):
-    """An update or delete touches a file group that a pending clustering is about to replace."""
 
 
 def reject_updates_under_clustering(table: HoodieTable, cfg: HoodieConfig, updated: set[FileGroupId]) -> None:
@@ -40,7 +36,7 @@ def reject_updates_under_clustering(table: HoodieTable, cfg: HoodieConfig, updat
             f"Not allowed to update the clustering file group {hits[0]}: it is under pending "
             f"clustering {pending[hits[0]]} ({len(hits)} file group(s) of this write are) and "
             f"{CLUSTERING_UPDATES_STRATEGY.key}={REJECT_UPDATES}; run the clustering first, or set "
-            f"{CLUSTERING_UPDATES_STRATEGY.key}={ALLOW_UPDATES}")
+            f"{CLUSTERING_UPDATES_STRATEGY.key}={ALLOW_UPDATES}", file_group=hits[0], instant=pending[hits[0]])
 
 
 def roll_back_clusterings_on_conflict(storage: Storage, cfg: HoodieConfig, updated: set[FileGroupId]) -> list[str]:

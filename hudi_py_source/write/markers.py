@@ -11,7 +11,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from ..errors import HoodieError
+from ..errors import HoodieUnsupportedError
 from ..storage import Storage
 
 TEMP_FOLDER = ".hoodie/.temp"
@@ -48,7 +48,8 @@ class WriteMarkers:
     def create(self, partition_path: str, data_file_name: str, io_type: str) -> str:
         """Create the DIRECT marker (empty file); creating it again is a no-op."""
         if io_type not in IO_TYPES:
-            raise HoodieError(f"marker IO type {io_type!r} is not one of {', '.join(IO_TYPES)}")
+            raise HoodieUnsupportedError(f"marker IO type {io_type!r} is not one of {', '.join(IO_TYPES)}",
+                                         feature=f"marker IO type {io_type}")
         path = self.marker_path(partition_path, data_file_name, io_type)
         if not self.storage.exists(path):
             self.storage.write_bytes(path, b"")

@@ -25,7 +25,7 @@ from ..config import (
     STREAMING_RETRY_INTERVAL_MS,
     HoodieConfig,
 )
-from ..errors import HoodieError
+from ..errors import HoodieCorruptedDataError
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable, table_exists
 from ..timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
@@ -57,8 +57,10 @@ def last_committed_batch(table: HoodieTable, identifier: str) -> int | None:
             if batch is not None:
                 return int(batch)
         except (ValueError, AttributeError):
-            raise HoodieError(f"commit {instant.timestamp} has an unreadable {SINK_CHECKPOINT_KEY}: {value!r} "
-                              f"(expected a JSON map of writer identifier to batch id)") from None
+            raise HoodieCorruptedDataError(
+                f"commit {instant.timestamp} has an unreadable {SINK_CHECKPOINT_KEY}: {value!r} (expected a JSON map "
+                f"of writer identifier to batch id)", path=timeline.path_of(instant), instant=instant.timestamp
+            ) from None
     return None
 
 
