@@ -283,6 +283,14 @@ class Storage:
             if e.get("type") != "directory"
         ]
 
+    def list_names(self, rel: str = "") -> list[str]:
+        """Names of the files and folders directly under `rel`, in one listing; empty when it does not exist."""
+        try:
+            entries = self._ls(self.full(rel))
+        except FileNotFoundError:
+            return []
+        return sorted(posixpath.basename(self.relative(e["name"])) for e in entries)
+
     def list_dirs(self, rel: str = "") -> list[str]:
         """Sub-folders directly under `rel`, relative to the base path."""
         try:

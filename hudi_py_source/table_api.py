@@ -16,8 +16,8 @@ from .read.predicates import Predicate
 from .read.query import plan_read, read_table
 from .services.archival import archive
 from .services.clean import clean
-from .services.clustering import pending_clusterings, run_clustering, schedule_clustering
-from .services.compaction import run_compaction, schedule_compaction
+from .services.clustering import cluster, schedule_clustering
+from .services.compaction import compact, schedule_compaction
 from .services.restore import restore_to_savepoint
 from .services.savepoint import create_savepoint, delete_savepoint
 from .storage import Storage
@@ -88,9 +88,7 @@ class Table:
     def compact(self, options: dict[str, Any] | None = None, instant: str | None = None) -> list[str]:
         """Run every pending compaction, oldest first, or only `instant` (scheduling one first when none is
         pending and no instant is named); their instants."""
-        if instant is None and not self.hoodie_table().timeline.pending_compactions():
-            schedule_compaction(self.storage, options)
-        return run_compaction(self.storage, options, instant)
+        return compact(self.storage, options, instant)
 
     def clean(self, options: dict[str, Any] | None = None) -> str | None:
         """Delete file versions the cleaner policy no longer retains (finishing any interrupted clean first);
@@ -118,9 +116,7 @@ class Table:
     def cluster(self, options: dict[str, Any] | None = None) -> list[str]:
         """Run every pending clustering, oldest first, scheduling one first when none is pending; their
         instants (empty when there was nothing to cluster)."""
-        if not pending_clusterings(self.hoodie_table()):
-            schedule_clustering(self.storage, options)
-        return run_clustering(self.storage, options)
+        return cluster(self.storage, options)
 
     def archive(self, options: dict[str, Any] | None = None) -> list[str]:
         """Move old instants into the archived timeline as Hudi's archiver does (hoodie.keep.min/max.commits);

@@ -208,8 +208,11 @@ def schedule_clustering(storage: Storage | str, options: dict[str, Any] | None =
     (or, with hoodie.clustering.inline, fewer than inline.max.commits commits since the last clustering)."""
     storage = Storage.of(storage)
     refuse_metadata_table(storage, "a clustering")
-    cfg = HoodieConfig(options or {})
-    table = rollback_failed_writes(HoodieTable.load(storage))
+    return _schedule(rollback_failed_writes(HoodieTable.load(storage)), HoodieConfig(options or {}))
+
+
+def _schedule(table: HoodieTable, cfg: HoodieConfig) -> str | None:
+    storage = table.storage
     _check_options(table, cfg)
     if cfg.get(CLUSTERING_INLINE) and commits_since_last_clustering(table) < cfg.get(CLUSTERING_INLINE_MAX_COMMITS):
         return None
@@ -393,11 +396,25 @@ def run_clustering(storage: Storage | str, options: dict[str, Any] | None = None
     """Execute every pending clustering, oldest first; their instant times."""
     storage = Storage.of(storage)
     refuse_metadata_table(storage, "a clustering")
+    return _run(rollback_failed_writes(HoodieTable.load(storage)), options)
+
+
+def cluster(storage: Storage | str, options: dict[str, Any] | None = None) -> list[str]:
+    """Run every pending clustering, oldest first, scheduling one first when none is pending; their instants
+    (empty when there was nothing to cluster). The table is loaded once for both."""
+    storage = Storage.of(storage)
+    refuse_metadata_table(storage, "a clustering")
     table = rollback_failed_writes(HoodieTable.load(storage))
-    done = []
+    if not pending_clusterings(table) and _schedule(table, HoodieConfig(options or {})) is None:
+        return []
+    return _run(table, options)
+
+
+def _run(table: HoodieTable, options: dict[str, Any] | None) -> list[str]:
+    done: list[str] = []
     for instant_time in pending_clusterings(table):
+        table = table.reload() if done else table
         done.append(_execute_clustering(table, instant_time, options))
-        table = table.reload()
     return done
 
 

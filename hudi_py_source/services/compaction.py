@@ -161,16 +161,23 @@ def _roll_back_failed_delta_commits(table: HoodieTable) -> HoodieTable:
 
 def schedule_compaction(storage: Storage | str, options: dict[str, Any] | None = None) -> str | None:
     """Write a compaction plan of the slices worth compacting; None when no slice has log files."""
-    refuse_metadata_table(Storage.of(storage), "a compaction")
-    table = _roll_back_failed_delta_commits(_table(Storage.of(storage)))
-    chosen = _select(table, HoodieConfig(options or {}))
+    storage = Storage.of(storage)
+    refuse_metadata_table(storage, "a compaction")
+    return _schedule(_table(storage), HoodieConfig(options or {}))[1]
+
+
+def _schedule(table: HoodieTable, cfg: HoodieConfig) -> tuple[HoodieTable, str | None]:
+    """The plan's instant (None: nothing to compact), with the table it was scheduled on (its timeline holds
+    the plan)."""
+    table = _roll_back_failed_delta_commits(table)
+    chosen = _select(table, cfg)
     if not chosen:
-        return None
+        return table, None
     timeline = table.timeline
     instant_time = timeline.new_instant_time(table.props.timeline_timezone)
     timeline.create_requested(instant_time, COMPACTION, avro_models.serialize(PLAN, _plan_record(chosen)))
     LOG.info("scheduled compaction %s of %d file slice(s)", instant_time, len(chosen))
-    return instant_time
+    return table, instant_time
 
 
 @dataclass(frozen=True)
@@ -292,17 +299,33 @@ def run_compaction(storage: Storage | str, options: dict[str, Any] | None = None
     """Execute every pending compaction, oldest first (or only `instant`); their instant times."""
     storage = Storage.of(storage)
     refuse_metadata_table(storage, "a compaction")
+    return _run(_table(storage), options, instant)
+
+
+def compact(storage: Storage | str, options: dict[str, Any] | None = None, instant: str | None = None) -> list[str]:
+    """Run every pending compaction, oldest first, or only `instant`, scheduling one first when none is pending
+    and no instant is named; their instant times. The table is loaded once for both."""
+    storage = Storage.of(storage)
+    refuse_metadata_table(storage, "a compaction")
     table = _table(storage)
+    if instant is None and not table.timeline.pending_compactions():
+        table, scheduled = _schedule(table, HoodieConfig(options or {}))
+        if scheduled is None:
+            return []
+    return _run(table, options, instant)
+
+
+def _run(table: HoodieTable, options: dict[str, Any] | None, instant: str | None) -> list[str]:
     pending = [i.timestamp for i in table.timeline.pending_compactions()]
     if instant is not None:
         if instant not in pending:
-            raise HoodieTableError(f"no pending compaction {instant} on the timeline of {storage.base_url}; "
+            raise HoodieTableError(f"no pending compaction {instant} on the timeline of {table.storage.base_url}; "
                                    f"pending: {', '.join(pending) or 'none'}")
         pending = [instant]
-    done = []
+    done: list[str] = []
     for instant_time in pending:
+        table = table.reload() if done else table
         done.append(_execute_compaction(table, instant_time, options))
-        table = table.reload()
     return done
 
 

@@ -28,7 +28,7 @@ def ensure_not_foreign(storage: Storage) -> None:
     it is a creation a crash interrupted before hoodie.properties: the new table is created over it."""
     if table_exists(storage):
         return
-    names = sorted([f.path for f in storage.list("")] + storage.list_dirs(""))
+    names = storage.list_names("")
     if names == [META_FOLDER] and not storage.walk_files(META_FOLDER):
         return
     if names:
