@@ -14,6 +14,7 @@ invisible to `exists` and `open` until it expired.
 
 from __future__ import annotations
 
+import builtins
 import os
 import posixpath
 import uuid
@@ -87,7 +88,7 @@ class Storage:
         return {"storage_options": self.storage_options, "base_url": self.base_url}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["base_url"], state["storage_options"])
+        type(self).__init__(self, state["base_url"], state["storage_options"])
 
     def _connect(self) -> None:
         fs, root = url_to_fs(self.base_url, **{"use_listings_cache": False, **self.storage_options})
@@ -126,7 +127,8 @@ class Storage:
 
     def url(self, rel: str = "") -> str:
         """A URL with protocol, for readers (hudi-rs, pyarrow) outside this layer."""
-        return self.fs.unstrip_protocol(self.full(rel))
+        url: str = self.fs.unstrip_protocol(self.full(rel))
+        return url
 
     def relative(self, full_path: str) -> str:
         full_path = self.fs._strip_protocol(full_path).rstrip("/")
@@ -145,7 +147,8 @@ class Storage:
 
     def read_bytes(self, rel: str) -> bytes:
         with self.fs.open(self.full(rel), "rb") as f:
-            return f.read()
+            data: bytes = f.read()
+        return data
 
     def read_text(self, rel: str) -> str:
         return self.read_bytes(rel).decode("utf-8")
@@ -199,12 +202,14 @@ class Storage:
             self.fs.makedirs(self.full(rel), exist_ok=True)
 
     def open_input(self, rel: str) -> IO[bytes]:
-        return self.fs.open(self.full(rel), "rb")
+        stream: IO[bytes] = self.fs.open(self.full(rel), "rb")
+        return stream
 
     def open_output(self, rel: str) -> IO[bytes]:
         path = self.full(rel)
         self._ensure_parent(path)
-        return self.fs.open(path, "wb")
+        stream: IO[bytes] = self.fs.open(path, "wb")
+        return stream
 
     def open_output_stream(self, rel: str) -> Any:
         """A pyarrow output stream for a file written in pieces (a parquet base file). Such files are not
@@ -229,7 +234,7 @@ class Storage:
             if e.get("type") != "directory"
         ]
 
-    def list_dirs(self, rel: str = "") -> list[str]:
+    def list_dirs(self, rel: str = "") -> builtins.list[str]:
         """Sub-folders directly under `rel`, relative to the base path."""
         try:
             entries = self.fs.ls(self.full(rel), detail=True, refresh=True)
@@ -237,7 +242,7 @@ class Storage:
             return []
         return [self.relative(e["name"]) for e in entries if e.get("type") == "directory"]
 
-    def walk_files(self, rel: str = "", skip_dirs: tuple[str, ...] = ()) -> list[FileInfo]:
+    def walk_files(self, rel: str = "", skip_dirs: tuple[str, ...] = ()) -> builtins.list[FileInfo]:
         """Every file below `rel`, skipping the top-level folders named in `skip_dirs`."""
         out: list[FileInfo] = []
         pending = [rel]
