@@ -61,7 +61,7 @@ from ..table.fs_view import FileSlice, FileSystemView
 from ..table.hoodie_table import HoodieTable
 from ..table.properties import refuse_metadata_table
 from ..timeline import avro_models
-from ..timeline.commit_metadata import CommitMetadata, WriteStat
+from ..timeline.commit_metadata import CommitMetadata, WriteStat, WriteStatJson
 from ..timeline.instant import REPLACE_COMMIT, REQUESTED, Instant
 from ..timeline.service_plans import pending_clustering_file_groups, pending_compaction_file_groups
 from ..write.clustering_updates import ALLOW_UPDATES
@@ -270,7 +270,7 @@ def _read_group(out: _Output, group: PlannedGroup) -> pa.Table:
     table, storage = out.table, out.table.storage
     config = merge_config(table.props, out.cfg.get(MERGE_MAX_MEMORY), out.cfg.get(SPILLABLE_MAP_PATH))
     visibility = log_visibility(table.timeline, None, out.cfg.get(SKIP_CORRUPT_LOG_BLOCKS))
-    parts = []
+    parts: list[pa.Table] = []
     for planned in group.slices:
         logs = tuple(p for p in planned.log_paths if storage.exists(p))
         spec = dataclasses.replace(planned, log_paths=logs)
@@ -300,9 +300,9 @@ def _base_rows(out: _Output, rows: pa.Table, partition: str, file_name: str, tas
                              populate_meta_fields=out.table.props.populate_meta_fields, seqno_start=seqno)
 
 
-def _write_files(out: _Output, partition: str, rows: pa.Table) -> list[dict[str, Any]]:
+def _write_files(out: _Output, partition: str, rows: pa.Table) -> list[WriteStatJson]:
     """One output file group's rows, in new files rolled over at target.file.max.bytes."""
-    stats: list[dict[str, Any]] = []
+    stats: list[WriteStatJson] = []
     target = out.cfg.get(CLUSTERING_TARGET_FILE_MAX_BYTES)
     offset = 0
     while offset < rows.num_rows:
@@ -325,12 +325,12 @@ def _write_files(out: _Output, partition: str, rows: pa.Table) -> list[dict[str,
     return stats
 
 
-def _cluster_group(out: _Output, group: PlannedGroup, sort_columns: tuple[str, ...]) -> list[dict[str, Any]]:
+def _cluster_group(out: _Output, group: PlannedGroup, sort_columns: tuple[str, ...]) -> list[WriteStatJson]:
     """numOutputFileGroups contiguous runs of the (sorted) rows, as Spark's range partitioning cuts them."""
     rows = _sorted(_read_group(out, group), sort_columns)
     partition = group.slices[0].partition_path
     bounds = np.linspace(0, rows.num_rows, max(group.num_output_groups, 1) + 1).astype(np.int64)
-    stats: list[dict[str, Any]] = []
+    stats: list[WriteStatJson] = []
     for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
         if stop > start:
             stats.extend(_write_files(out, partition, rows.slice(int(start), int(stop - start))))

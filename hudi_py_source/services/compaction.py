@@ -47,7 +47,7 @@ from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
 from ..table.properties import refuse_metadata_table
 from ..timeline import avro_models
-from ..timeline.commit_metadata import CommitMetadata, WriteStat
+from ..timeline.commit_metadata import CommitMetadata, WriteStat, WriteStatJson
 from ..timeline.instant import (
     COMMIT,
     COMPACTION,
@@ -182,7 +182,7 @@ def _writer(job: _Job, cfg: HoodieConfig, rel_path: str) -> BaseFileWriter:
                             max_buffer_bytes=cfg.get(MERGE_MAX_MEMORY) // 4)
 
 
-def _compact_slice(job: _Job) -> dict[str, Any]:
+def _compact_slice(job: _Job) -> WriteStatJson:
     """Merge one slice into a new base file; records keep their commit time and sequence number."""
     started = time.monotonic()
     cfg = HoodieConfig(job.options)
@@ -214,7 +214,7 @@ def _compact_slice(job: _Job) -> dict[str, Any]:
 
 
 def _compaction_stat(op: CompactionOperation, rel_path: str, rows: int, size: int, elapsed_ms: int,
-                     merged: MergeStats) -> dict[str, Any]:
+                     merged: MergeStats) -> WriteStatJson:
     """The write stat Hudi records for a compacted slice: the merge handle's counts plus the log scan's.
     totalUpdatedRecordsCompacted (Hudi: the keys in its merged log-record map) counts the log's keys that
     changed the slice, so deletes of absent keys and log records that lost to the base are left out."""
@@ -241,7 +241,7 @@ def _roll_back_attempt(table: HoodieTable, instant_time: str) -> None:
     markers.delete_all()
 
 
-def _execute(table: HoodieTable, instant: Instant, options: dict[str, Any]) -> list[dict[str, Any]]:
+def _execute(table: HoodieTable, instant: Instant, options: dict[str, Any]) -> list[WriteStatJson]:
     ops = compaction_operations(table.timeline, instant)
     schema = table.schema()
     if schema is None:
@@ -257,7 +257,7 @@ def _execute(table: HoodieTable, instant: Instant, options: dict[str, Any]) -> l
     return [_compact_slice(job) for job in jobs]
 
 
-def _schema_json(avro: dict | None) -> str:
+def _schema_json(avro: dict[str, Any] | None) -> str:
     return to_json(avro) if avro is not None else ""
 
 

@@ -11,9 +11,11 @@ import io
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import fastavro
+
+from ..errors import HoodieTimelineError
 
 # Python attribute -> JSON field, in the order Jackson writes HoodieWriteStat (observed).
 _STAT_FIELDS: tuple[tuple[str, str], ...] = (
@@ -53,6 +55,35 @@ _ALL_FIELDS = _STAT_FIELDS + _DELTA_FIELDS
 _BY_JSON = {json_name: attr for attr, json_name in _ALL_FIELDS}
 _RUNTIME_ORDER = ("totalScanTime", "totalUpsertTime", "totalCreateTime")
 NULL_COMMIT = "null"
+
+
+class WriteStatJson(TypedDict):
+    """A write stat as its JSON fields: what a task that wrote a file reports to the commit (through Spark as
+    JSON), read into a WriteStat there."""
+
+    fileId: str
+    path: str
+    prevCommit: str
+    numWrites: int
+    numDeletes: int
+    numUpdateWrites: int
+    numInserts: int
+    totalWriteBytes: int
+    totalWriteErrors: int
+    partitionPath: str
+    fileSizeInBytes: int
+    runtimeStats: dict[str, int]
+    # a log write's (HoodieDeltaWriteStat)
+    logVersion: NotRequired[int]
+    logOffset: NotRequired[int]
+    baseFile: NotRequired[str]
+    logFiles: NotRequired[list[str]]
+    # a compaction's
+    totalLogRecords: NotRequired[int]
+    totalLogFilesCompacted: NotRequired[int]
+    totalLogSizeCompacted: NotRequired[int]
+    totalLogBlocks: NotRequired[int]
+    totalUpdatedRecordsCompacted: NotRequired[int]
 
 
 @dataclass
@@ -189,6 +220,8 @@ class CommitMetadata:
         record = next(iter(fastavro.reader(io.BytesIO(data))), None)
         if record is None:
             return cls()
+        if not isinstance(record, dict):
+            raise HoodieTimelineError(f"commit metadata Avro file holds a {type(record).__name__}, not a record")
         return cls.from_avro_record(record)
 
     @classmethod

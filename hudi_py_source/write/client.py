@@ -44,16 +44,17 @@ from ..table.hoodie_table import HoodieTable, ensure_not_foreign, table_exists
 from ..table.properties import PAYLOAD_CLASS as RECORDED_PAYLOAD_CLASS
 from ..table.properties import TableProperties, init_table_layout, refuse_metadata_table
 from ..timeline import avro_models
-from ..timeline.commit_metadata import CommitMetadata, WriteStat
+from ..timeline.commit_metadata import CommitMetadata, WriteStat, WriteStatJson
 from ..timeline.instant import Instant
 from .job import MERGE_OPERATIONS, NEW_FILE_OPERATIONS, TaskResult, WriteJob
 from .log_append import logs_of_append_marker
 from .markers import WriteMarkers
 from .new_file_groups import collect_partitions, write_new_file_groups
 from .post_commit import finish_interrupted_inline_services, run_post_commit, validate_post_commit
+from .profile import WriteProfile
 from .rollback import rollback_failed_writes, rollback_instant
 from .schema_evolution import evolve_schema
-from .upsert import WriteProfile, prepare_rows, tag_rows, write_targets
+from .upsert import prepare_rows, tag_rows, write_targets
 
 LOG = logging.getLogger("hudi_py_source.write")
 SUPPORTED_OPERATIONS = NEW_FILE_OPERATIONS | MERGE_OPERATIONS | {"delete_partition"}
@@ -134,10 +135,10 @@ def _check_payload_ordering(cfg: HoodieConfig) -> None:
         )
 
 
-def _new_table_properties(cfg: HoodieConfig, schema: pa.Schema, avro: dict) -> TableProperties:
+def _new_table_properties(cfg: HoodieConfig, schema: pa.Schema, avro: dict[str, Any]) -> TableProperties:
     name = cfg.require(TABLE_NAME)
     keygen = key_generator(cfg)
-    precombine = cfg.get(PRECOMBINE_FIELD)
+    precombine: str | None = cfg.get(PRECOMBINE_FIELD)
     if not cfg.is_set(PRECOMBINE_FIELD) and schema.get_field_index(precombine or "") < 0:
         precombine = None
     return TableProperties.for_new_table(
@@ -289,7 +290,7 @@ def _replaced_file_ids(table: HoodieTable, job: WriteJob, results: list[TaskResu
     return replaced
 
 
-def _reconcile_markers(job: WriteJob, stats: list[dict[str, Any]]) -> None:
+def _reconcile_markers(job: WriteJob, stats: list[WriteStatJson]) -> None:
     """Delete files of failed or speculative task attempts: in the markers but in no task's report.
 
     An APPEND marker names the slice's base file, not a log: its unreported logs are looked up instead."""

@@ -41,6 +41,7 @@ from ..merge.payload import drop_soft_deletes, merge_with_stored
 from ..merge.spillable_map import SpillableRecordMap
 from ..table.file_names import make_base_file_name
 from ..table.partition_metadata import write_partition_metadata
+from ..timeline.commit_metadata import WriteStatJson
 from .job import WriteJob
 from .markers import WriteMarkers
 from .new_file_groups import base_file_write_stat, base_file_writer, meta_schema
@@ -196,7 +197,8 @@ def _write_inserts(job: WriteJob, target: Target, rows: pa.Table, writer: BaseFi
         counts.inserted += rows.num_rows
 
 
-def write_file_group(job: WriteJob, target: Target, incoming: Iterable[pa.Table], token: str, task_id: int) -> dict:
+def write_file_group(job: WriteJob, target: Target, incoming: Iterable[pa.Table], token: str,
+                     task_id: int) -> WriteStatJson:
     """Write the new version of one file group from its incoming rows, given as combined chunks with
     disjoint keys; returns its write stat."""
     started = time.monotonic()

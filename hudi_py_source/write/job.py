@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from ..config import INDEX_TYPE, PRECOMBINE_FIELD, HoodieConfig
 from ..storage import Storage
+from ..timeline.commit_metadata import WriteStatJson
 from .profile import WriteProfile
 
 _STAGED_BATCH_BYTES = 8 << 20
@@ -72,7 +73,7 @@ class WriteJob:
 class TaskResult:
     """What a task reports to the commit: the files it wrote and the partitions it saw."""
 
-    write_stats: list[dict[str, Any]] = field(default_factory=list)
+    write_stats: list[WriteStatJson] = field(default_factory=list)
     partitions: set[str] = field(default_factory=set)
     num_rows: int = 0
     staged: pa.Table | bytes | None = None
@@ -106,4 +107,5 @@ class TaskResult:
 
 
 def _rows_per_batch(table: pa.Table) -> int:
-    return max(1, (_STAGED_BATCH_BYTES * table.num_rows) // max(table.nbytes, 1))
+    rows: int = max(1, (_STAGED_BATCH_BYTES * table.num_rows) // max(table.nbytes, 1))
+    return rows

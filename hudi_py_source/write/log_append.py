@@ -36,6 +36,7 @@ from ..io.log_format import write_log_file
 from ..merge.payload import field_values, soft_delete_mask
 from ..storage import Storage
 from ..table.file_names import make_base_file_name, make_log_file_name, parse_base_file_name, parse_log_file_name
+from ..timeline.commit_metadata import WriteStatJson
 from .file_group_merge import Target
 from .job import WriteJob
 from .markers import WriteMarkers
@@ -117,7 +118,8 @@ def next_log_version(log_names: Iterable[str], base_instant: str) -> int:
     return max(versions, default=0) + 1
 
 
-def append_file_group(job: WriteJob, target: Target, incoming: pa.Table, token: str, task_id: int) -> list[dict]:
+def append_file_group(job: WriteJob, target: Target, incoming: pa.Table, token: str,
+                      task_id: int) -> list[WriteStatJson]:
     """Write one file group's (combined) records as new log files of its latest slice; one write stat
     per log file written."""
     started = time.monotonic()
@@ -145,7 +147,7 @@ def append_file_group(job: WriteJob, target: Target, incoming: pa.Table, token: 
 
 
 def _delta_stat(target: Target, base_instant: str, log: _LogFile, rel_path: str, size: int, version: int,
-                names: list[str], started: float) -> dict:
+                names: list[str], started: float) -> WriteStatJson:
     records = sum(b.records for b in log.blocks)
     return {
         "fileId": target.file_id,

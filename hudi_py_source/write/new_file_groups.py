@@ -35,6 +35,7 @@ from ..keygen import KeyGenerator, key_generator
 from ..storage import Storage
 from ..table.file_names import make_base_file_name, new_file_id
 from ..table.partition_metadata import write_partition_metadata
+from ..timeline.commit_metadata import WriteStatJson
 from .job import TaskResult, WriteJob
 from .markers import WriteMarkers
 from .record_columns import KEY_COLUMN, PATH_COLUMN
@@ -114,7 +115,7 @@ class _PartitionFile:
         self.writer.write(table)
         self.rows += rows.num_rows
 
-    def close(self) -> dict:
+    def close(self) -> WriteStatJson:
         self._flush()
         stats = self.writer.close()
         elapsed_ms = int((time.monotonic() - self.started) * 1000)
@@ -142,7 +143,8 @@ def base_file_writer(storage: Storage, rel_path: str, schema: pa.Schema, cfg: Ho
 
 
 def base_file_write_stat(file_id: str, partition: str, rel_path: str, prev_commit: str | None, rows: int,
-                         size: int, elapsed_ms: int, inserts: int, updates: int = 0, deletes: int = 0) -> dict:
+                         size: int, elapsed_ms: int, inserts: int, updates: int = 0,
+                         deletes: int = 0) -> WriteStatJson:
     """A HoodieWriteStat (as its JSON field names) for a written base file; a new file group (no previous
     commit) counts its time as create time, a merged one as upsert time."""
     merged = prev_commit is not None

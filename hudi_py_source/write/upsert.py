@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
@@ -33,14 +34,16 @@ from ..config import (
     SIMPLE_UPDATE_PARTITION_PATH,
     SPILLABLE_MAP_PATH,
 )
-from ..index.locations import candidates_from_slices
+from ..index.locations import CandidateFile, candidates_from_slices
 from ..index.tagging import partition_moves, tag
 from ..io.conform import conform
 from ..keygen import key_generator
 from ..merge.payload import dedupe
+from ..table.file_group_id import FileGroupId
 from ..table.file_names import write_token
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
+from ..timeline.commit_metadata import WriteStatJson
 from ..timeline.service_plans import pending_clustering_file_groups, pending_compaction_file_groups
 from .bucketing import INSERT, BucketPlan, average_record_size, plan_buckets, small_files
 from .clustering_updates import reject_updates_under_clustering, roll_back_clusterings_on_conflict
@@ -111,7 +114,7 @@ def empty_prepared(job: WriteJob) -> pa.Table:
     return schema.empty_table()
 
 
-def _candidates(job: WriteJob, table: HoodieTable) -> list:
+def _candidates(job: WriteJob, table: HoodieTable) -> list[CandidateFile]:
     slices = table.fs_view().latest_file_slices(as_of=job.as_of) if job.as_of else []
     include_log_only = job.config.get(INDEX_TYPE) == "BUCKET"
     return candidates_from_slices(slices, include_log_only=include_log_only)
@@ -170,7 +173,7 @@ def _deterministic_file_id(instant: str, partition: str, n: int) -> str:
 
 
 def insert_plan(job: WriteJob, table: HoodieTable, per_partition: dict[str, int],
-                updated: set[tuple[str, str]]) -> BucketPlan:
+                updated: AbstractSet[tuple[str, str]]) -> BucketPlan:
     """The UpsertPartitioner's plan: which file group takes how many of each partition's inserts. File groups
     under pending clustering take none: the clustering replaces them with what it read before."""
     cfg = job.config
@@ -209,14 +212,15 @@ def _small_file_groups(job: WriteJob, table: HoodieTable, partitions: list[str])
 
 
 def _target(job: WriteJob, partition: str, file_id: str, found: FileSlice | None,
-            takes_inserts: set[tuple[str, str]], compacting: dict[tuple[str, str], str]) -> Target:
+            takes_inserts: set[tuple[str, str]], compacting: dict[FileGroupId, str]) -> Target:
     """On merge-on-read, a file group under a pending compaction takes its log records in the slice the
     compaction opened (logs named after the compaction instant), never in the slice being compacted."""
     base = found.base_file if found is not None else None
     appends = (job.merge_on_read and found is not None and (partition, file_id) not in takes_inserts)
     base_instant = found.base_instant if found else None
-    if appends and (partition, file_id) in compacting:
-        base_instant = compacting[(partition, file_id)]
+    group = FileGroupId(partition, file_id)
+    if appends and group in compacting:
+        base_instant = compacting[group]
     return Target(partition, file_id, base.path if base else None, base_instant,
                   appends, tuple(log.name for log in found.log_files) if appends and found else ())
 
@@ -235,7 +239,8 @@ def targets_of(job: WriteJob, table: HoodieTable, keys: Iterable[tuple[str, str]
             for partition, file_id in keys]
 
 
-def write_group_stats(job: WriteJob, target: Target, staged_path: str, token: str, task_id: int) -> list[dict]:
+def write_group_stats(job: WriteJob, target: Target, staged_path: str, token: str,
+                      task_id: int) -> list[WriteStatJson]:
     """The write stats of one file group's writing, from all its records combined across tasks: a new base
     file, or new log files of its slice. The records are read from their staging file in bounded chunks."""
     chunks = combined_chunks(staged_path, job.config.get(MERGE_MAX_MEMORY),
@@ -245,7 +250,7 @@ def write_group_stats(job: WriteJob, target: Target, staged_path: str, token: st
     return [write_file_group(job, target, chunks, token, task_id)]
 
 
-def _write_one(args: tuple[WriteJob, Target, str, str, int]) -> list[dict]:
+def _write_one(args: tuple[WriteJob, Target, str, str, int]) -> list[WriteStatJson]:
     return write_group_stats(*args)
 
 
@@ -261,7 +266,7 @@ def _placed(plan: BucketPlan | None, rows: pa.Table) -> pa.Table:
     return pa.concat_tables([rows.filter(pc.invert(untagged)), assign_inserts(plan, rows.filter(untagged))])
 
 
-def write_targets(job: WriteJob, results: list[TaskResult]) -> tuple[list[dict], UpsertStats]:
+def write_targets(job: WriteJob, results: list[TaskResult]) -> tuple[list[WriteStatJson], UpsertStats]:
     """Commit side of the direct path: plan buckets from the keys, stage every record on local disk by
     target file group, then merge every file group from its staged records, in parallel processes."""
     profile = WriteProfile()
