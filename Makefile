@@ -56,8 +56,10 @@ demo: $(VENV)/.installed java
 	dir=$$(mktemp -d /tmp/pyhudi-demo-XXXXXX) && echo "demo table under $$dir" && \
 		$(PYTHON) examples/quickstart.py "$$dir"
 
+# ruff over the repository; mypy over the files [tool.mypy] in pyproject.toml names, strictly.
 lint: $(VENV)/.installed
 	$(PYTHON) -m ruff check .
+	$(PYTHON) -m mypy
 
 # ROWS=200000 for a quick run; results in bench/results/latest.json.
 ROWS ?= 2000000

@@ -293,7 +293,8 @@ def _ints(struct: pa.StructArray, name: str, default: int) -> np.ndarray:
     """A numeric group as int64; rows that did not match hold "" there and get `default`."""
     text = pc.fill_null(struct.field(name), "")
     text = pc.if_else(pc.equal(text, ""), str(default), pc.utf8_ltrim(text, characters="+"))
-    return pc.cast(text, pa.int64()).to_numpy(zero_copy_only=False)
+    values: np.ndarray = pc.cast(text, pa.int64()).to_numpy(zero_copy_only=False)
+    return values
 
 
 def _days_from_civil(year: np.ndarray, month: np.ndarray, day: np.ndarray) -> np.ndarray:
@@ -304,13 +305,15 @@ def _days_from_civil(year: np.ndarray, month: np.ndarray, day: np.ndarray) -> np
     mp = (month + 9) % 12
     doy = (153 * mp + 2) // 5 + day - 1
     doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
+    days: np.ndarray = era * 146097 + doe - 719468
+    return days
 
 
 def _days_in_month(year: np.ndarray, month: np.ndarray) -> np.ndarray:
     leap = ((year % 4 == 0) & (year % 100 != 0)) | (year % 400 == 0)
     lengths = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31, 31])
-    return lengths[np.clip(month, 1, 12) - 1] + ((month == 2) & leap)
+    lengths_of: np.ndarray = lengths[np.clip(month, 1, 12) - 1] + ((month == 2) & leap)
+    return lengths_of
 
 
 @dataclass(frozen=True)
@@ -382,7 +385,8 @@ def _month(fields: pa.StructArray, groups: frozenset[str]) -> np.ndarray:
     if "month_text" in groups:
         abbrev = pc.utf8_lower(pc.utf8_slice_codeunits(fields.field("month_text"), 0, 3))
         index = pc.fill_null(pc.index_in(abbrev, value_set=pa.array(_MONTHS)), 0)
-        return pc.add(index, 1).to_numpy(zero_copy_only=False).astype(np.int64)
+        month: np.ndarray = pc.add(index, 1).to_numpy(zero_copy_only=False).astype(np.int64)
+        return month
     return np.ones(len(fields), np.int64)
 
 
@@ -404,7 +408,8 @@ def _fraction(fields: pa.StructArray) -> np.ndarray:
     """Milliseconds of a fraction-of-second text: its first three digits, right-padded."""
     padded = pc.utf8_rpad(pc.fill_null(fields.field("fraction"), "0"), width=3, padding="0")
     digits = pc.utf8_slice_codeunits(padded, 0, 3)
-    return pc.cast(digits, pa.int64()).to_numpy(zero_copy_only=False)
+    millis: np.ndarray = pc.cast(digits, pa.int64()).to_numpy(zero_copy_only=False)
+    return millis
 
 
 def _offset(fields: pa.StructArray) -> pa.Array:

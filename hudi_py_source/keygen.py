@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, TypeAlias, TypedDict
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -60,7 +60,7 @@ _TYPE_OF_CLASS = {cls: kind for table in (KEYGEN_CLASSES, _AVRO_CLASSES) for kin
 # J6 PartitionPathEncodeUtils.escapePathName; "%" goes first so escapes are not escaped again.
 _ESCAPED_CHARS = "%" + "".join(chr(c) for c in range(0x00, 0x20)) + "\"#'*/:=?\\\x7f{[]^"
 
-Data = pa.Table | pa.RecordBatch
+Data: TypeAlias = pa.Table | pa.RecordBatch
 
 
 # --- values as Hudi prints them ---------------------------------------------------------------
@@ -149,14 +149,16 @@ def _null_or_empty(text: pa.Array) -> pa.Array:
     return pc.fill_null(pc.equal(text, ""), True)
 
 
-def _row(data: Data, index: int) -> dict:
-    return data.slice(index, 1).to_pylist()[0]
+def _row(data: Data, index: int) -> dict[str, Any]:
+    row: dict[str, Any] = data.slice(index, 1).to_pylist()[0]
+    return row
 
 
 def _first_true(mask: pa.Array) -> int | None:
     if not pc.any(mask).as_py():
         return None
-    return pc.index(mask, True).as_py()
+    index: int = pc.index(mask, True).as_py()
+    return index
 
 
 def escape_path_name(values: pa.Array) -> pa.Array:
@@ -204,14 +206,6 @@ def record_keys(data: Data, fields: list[str]) -> pa.Array:
 
 
 # --- partition path parts --------------------------------------------------------------------
-
-class PartitionPart(Protocol):
-    field: str
-    hive_style: bool
-    url_encode: bool
-
-    def build(self, data: Data) -> pa.Array: ...
-
 
 def _with_style(path: pa.Array, field: str, hive_style: bool) -> pa.Array:
     return pc.binary_join_element_wise(f"{field}=", path, "") if hive_style else path
@@ -381,11 +375,22 @@ class TimestampPart:
         millisecond 1 printed with the first input format and parsed back."""
         opts = self.options
         if opts.unit is not None:
-            return to_millis(pa.array([1], pa.int64()), opts.unit)[0].as_py()
+            millis: int = to_millis(pa.array([1], pa.int64()), opts.unit)[0].as_py()
+            return millis
         zone = opts.input_zone or "UTC"
         text = joda.format_millis(pa.array([1], pa.int64()), opts.input_formats[0], zone)
         parsed = joda.parse_millis(text, [opts.input_formats[0]], zone).millis[0].as_py()
         return 1 if parsed is None else parsed
+
+
+PartitionPart: TypeAlias = SimplePart | TimestampPart
+
+
+class _StyleChange(TypedDict, total=False):
+    """Partitioning options a part is rebuilt with, to find the ones under which a path is safe."""
+
+    hive_style: bool
+    url_encode: bool
 
 
 def _to_long(values: pa.Array) -> pa.Array:
@@ -475,15 +480,15 @@ class KeyGenerator:
         """The options (of those not already on) under which this record's partition path is safe."""
         encode = f"{URL_ENCODE_PARTITIONING.key}=true"
         hive = f"{HIVE_STYLE_PARTITIONING.key}=true"
-        fixes = [name for name, change in ((encode, {"url_encode": True}), (hive, {"hive_style": True}))
-                 if self._safe_with(record, change)]
+        changes: tuple[tuple[str, _StyleChange], ...] = ((encode, {"url_encode": True}), (hive, {"hive_style": True}))
+        fixes = [name for name, change in changes if self._safe_with(record, change)]
         if fixes:
             return f"enable {' or '.join(fixes)}"
         if self._safe_with(record, {"url_encode": True, "hive_style": True}):
             return f"enable both {encode} and {hive}"
         return "no partitioning option makes it safe; change the value or the field's name"
 
-    def _safe_with(self, record: Data, change: dict[str, bool]) -> bool:
+    def _safe_with(self, record: Data, change: _StyleChange) -> bool:
         levels = [replace(part, **change).build(record)[0].as_py() for part in self._parts]
         return _unsafe_reason("/".join(levels)) is None
 

@@ -18,6 +18,7 @@ operation costs there, and tests hold them down.
 
 from __future__ import annotations
 
+import builtins
 import os
 import posixpath
 import threading
@@ -120,7 +121,7 @@ class Storage:
         return {"storage_options": self.storage_options, "base_url": self.base_url}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["base_url"], state["storage_options"])
+        type(self).__init__(self, state["base_url"], state["storage_options"])
 
     def _connect(self) -> None:
         fs, root = url_to_fs(self.base_url, **{"use_listings_cache": False, **self.storage_options})
@@ -159,7 +160,8 @@ class Storage:
 
     def url(self, rel: str = "") -> str:
         """A URL with protocol, for readers (hudi-rs, pyarrow) outside this layer."""
-        return self.fs.unstrip_protocol(self.full(rel))
+        url: str = self.fs.unstrip_protocol(self.full(rel))
+        return url
 
     def relative(self, full_path: str) -> str:
         full_path = self.fs._strip_protocol(full_path).rstrip("/")
@@ -181,7 +183,8 @@ class Storage:
     def read_bytes(self, rel: str) -> bytes:
         _count("read")
         with self.fs.open(self.full(rel), "rb") as f:
-            return f.read()
+            data: bytes = f.read()
+        return data
 
     def read_text(self, rel: str) -> str:
         return self.read_bytes(rel).decode("utf-8")
@@ -241,7 +244,8 @@ class Storage:
 
     def open_input(self, rel: str) -> IO[bytes]:
         _count("read")
-        return self.fs.open(self.full(rel), "rb")
+        stream: IO[bytes] = self.fs.open(self.full(rel), "rb")
+        return stream
 
     def open_input_file(self, rel: str) -> Any:
         """A pyarrow random-access file, for parquet footers and column chunks read in place."""
@@ -252,7 +256,8 @@ class Storage:
         path = self.full(rel)
         _count("write")
         self._ensure_parent(path)
-        return self.fs.open(path, "wb")
+        stream: IO[bytes] = self.fs.open(path, "wb")
+        return stream
 
     def open_output_stream(self, rel: str) -> Any:
         """A pyarrow output stream for a file written in pieces (a parquet base file). Such files are not
@@ -267,7 +272,7 @@ class Storage:
         _count("stat")
         return int(self.fs.size(self.full(rel)))
 
-    def _ls(self, full_path: str) -> list[dict[str, Any]]:
+    def _ls(self, full_path: str) -> builtins.list[dict[str, Any]]:
         _count("list")
         return list(self.fs.ls(full_path, detail=True, refresh=True))
 
@@ -283,7 +288,7 @@ class Storage:
             if e.get("type") != "directory"
         ]
 
-    def list_names(self, rel: str = "") -> list[str]:
+    def list_names(self, rel: str = "") -> builtins.list[str]:
         """Names of the files and folders directly under `rel`, in one listing; empty when it does not exist."""
         try:
             entries = self._ls(self.full(rel))
@@ -291,7 +296,7 @@ class Storage:
             return []
         return sorted(posixpath.basename(self.relative(e["name"])) for e in entries)
 
-    def list_dirs(self, rel: str = "") -> list[str]:
+    def list_dirs(self, rel: str = "") -> builtins.list[str]:
         """Sub-folders directly under `rel`, relative to the base path."""
         try:
             entries = self._ls(self.full(rel))
@@ -299,7 +304,7 @@ class Storage:
             return []
         return [self.relative(e["name"]) for e in entries if e.get("type") == "directory"]
 
-    def walk_files(self, rel: str = "", skip_dirs: tuple[str, ...] = ()) -> list[FileInfo]:
+    def walk_files(self, rel: str = "", skip_dirs: tuple[str, ...] = ()) -> builtins.list[FileInfo]:
         """Every file below `rel`, skipping the top-level folders named in `skip_dirs`."""
         out: list[FileInfo] = []
         pending = [rel]

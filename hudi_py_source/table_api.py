@@ -7,7 +7,7 @@ here is file-for-file what the Spark path would write from one task.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 
@@ -27,7 +27,7 @@ from .timeline.archived import ArchivedTimeline
 from .timeline.instant import Instant
 from .write.client import abort_write, commit_write, start_write, write_task
 
-Data = pa.Table | pa.RecordBatch | Iterable[pa.RecordBatch]
+Data: TypeAlias = pa.Table | pa.RecordBatch | Iterable[pa.RecordBatch]
 
 
 def _batches(data: Data) -> tuple[pa.Schema, Iterable[pa.RecordBatch]]:

@@ -96,7 +96,8 @@ def _complex_keys_hash(keys: pa.Array, fields: list[str]) -> np.ndarray:
     element_hash[has_value & placeholder.to_numpy(zero_copy_only=False)] = 0
     counts = np.bincount(owner[keep], minlength=len(keys))
     element_offsets = np.concatenate([[0], np.cumsum(counts)])
-    return (_powers31(int(counts.max()))[counts] + _poly31(element_hash[keep], element_offsets)) & _MASK32
+    hashes: np.ndarray = (_powers31(int(counts.max()))[counts] + _poly31(element_hash[keep], element_offsets)) & _MASK32
+    return hashes
 
 
 def _poly31(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -110,7 +111,8 @@ def _poly31(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     exponent = group_end - 1 - np.arange(total, dtype=np.int64)
     terms = values.astype(np.uint64) * _powers31(int(lengths.max()))[exponent]
     cumulative = np.concatenate([np.zeros(1, dtype=np.uint64), np.cumsum(terms, dtype=np.uint64)])
-    return cumulative[local[1:]] - cumulative[local[:-1]]
+    hashes: np.ndarray = cumulative[local[1:]] - cumulative[local[:-1]]
+    return hashes
 
 
 def _powers31(max_exponent: int) -> np.ndarray:

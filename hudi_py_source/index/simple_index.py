@@ -53,7 +53,8 @@ def tag_simple(storage: Storage, keys: pa.Array, partition_paths: pa.Array, cand
     def hits(item: tuple[int, np.ndarray]) -> np.ndarray:
         i, rows = item
         probe = keys if is_global else keys.take(pa.array(rows))
-        return rows[_found(probe, key_reader(storage, candidates[i]).cast(pa.string()))]
+        found: np.ndarray = rows[_found(probe, key_reader(storage, candidates[i]).cast(pa.string()))]
+        return found
 
     # Reading a file's keys and probing them run in Arrow, outside the GIL: files are looked up side by side.
     with ThreadPoolExecutor(max_workers=max(1, min(len(work), os.cpu_count() or 1))) as pool:

@@ -149,7 +149,7 @@ def decode_flat(body: bytes | memoryview, count: int, schema: dict[str, Any],
     starts, ends = record_starts(body, count)
     if count and ends[-1] > len(body):
         raise HoodieCorruptedDataError(f"records run past the block ({ends[-1]} > {len(body)} bytes)")
-    pos, out = starts.copy(), {}
+    pos, out, complete = starts.copy(), {}, True
     try:
         for name, kind, null_branch in layout:
             valid = np.ones(count, dtype=bool)
@@ -163,7 +163,7 @@ def decode_flat(body: bytes | memoryview, count: int, schema: dict[str, Any],
                 used = _skipped(data, pos, valid, kind)
             pos = pos + used
     except (IndexError, ValueError, pa.ArrowInvalid):
-        pos = None
-    if pos is None or not np.array_equal(pos, ends):
+        complete = False
+    if not complete or not np.array_equal(pos, ends):
         raise HoodieCorruptedDataError("records do not end where their lengths say")
     return out

@@ -126,7 +126,8 @@ def varints(values: np.ndarray) -> pa.Array:
 
 
 def _varint(value: int) -> bytes:
-    return varints(np.array([value], dtype=np.int64))[0].as_py()
+    encoded: bytes = varints(np.array([value], dtype=np.int64))[0].as_py()
+    return encoded
 
 
 # ---------------------------------------------------------------------------------------------
@@ -423,7 +424,8 @@ def _with_count(counts: np.ndarray, grouped: pa.Array) -> pa.Array:
 
 def _list_offsets(arr: pa.Array) -> np.ndarray:
     offsets = np.asarray(arr.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
-    return offsets - offsets[0]
+    relative: np.ndarray = offsets - offsets[0]
+    return relative
 
 
 def _encode_list(arr: pa.Array, node: dict[str, Any], names: dict[str, Any], where: str) -> pa.Array:
@@ -460,7 +462,8 @@ def concat_values(arr: pa.Array) -> bytes:
     if len(arr) == 0:
         return b""
     offsets, data = _parts(arr)
-    return data.to_pybytes()[int(offsets[0]):int(offsets[-1])]
+    values: bytes = data.to_pybytes()[int(offsets[0]):int(offsets[-1])]
+    return values
 
 
 # ---------------------------------------------------------------------------------------------
@@ -537,6 +540,8 @@ def decode_records(body: bytes | memoryview, count: int, schema: str | dict[str,
         "type": "fixed", "name": "HoodieLogRecordLength", "size": 4}}] + list(root["fields"]))
     reader = fastavro.reader(io.BytesIO(_container(root, count, body)), reader_schema=reader_schema)
     for record in reader:
+        if not isinstance(record, dict):
+            raise HoodieSchemaError(f"a data block holds a {type(record).__name__} where a record belongs")
         record.pop(_PREFIX_FIELD, None)
         yield record
 

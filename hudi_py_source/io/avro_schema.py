@@ -310,7 +310,7 @@ class _AvroReader:
 
 
 def _full_name(avro: dict[str, Any], namespace: str) -> str:
-    name = avro["name"]
+    name: str = avro["name"]
     if "." in name:
         return name
     space = avro.get("namespace", namespace)

@@ -307,7 +307,8 @@ class BaseFileWriter:
         """On-disk bytes per in-memory Arrow byte, learned from row groups already written."""
         if not self._flushed_arrow_bytes:
             return 1.0
-        return self._sink.tell() / self._flushed_arrow_bytes
+        ratio: float = self._sink.tell() / self._flushed_arrow_bytes
+        return ratio
 
     def _flush(self) -> None:
         if not self._pending:
@@ -386,7 +387,8 @@ def dictionary_columns(rows: pa.Table) -> list[str] | bool:
     def repeats(name: str, column: pa.ChunkedArray) -> bool:
         if name in _REPEATING_META:
             return _REPEATING_META[name]
-        return pc.count_distinct(column, mode="all").as_py() * 2 <= sample.num_rows
+        repeating: bool = pc.count_distinct(column, mode="all").as_py() * 2 <= sample.num_rows
+        return repeating
 
     return [name for name, column in zip(sample.column_names, sample.columns) if repeats(name, column)]
 

@@ -17,6 +17,7 @@ import struct
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -37,7 +38,7 @@ _LOG2_SQUARED = _LN2 * _LN2
 # Bounds the (keys x k) index matrices: 64Ki keys x 30 hashes x 4 bytes is about 8 MB per chunk.
 _CHUNK_KEYS = 1 << 16
 
-KeysLike = pa.Array | pa.ChunkedArray | Sequence[str]
+KeysLike: TypeAlias = pa.Array | pa.ChunkedArray | Sequence[str]
 
 
 def bloom_bit_size(num_entries: int, fpp: float) -> int:
@@ -143,7 +144,8 @@ def _same_length_matrix(keys: EncodedKeys, rows: np.ndarray, length: int) -> np.
     if len(rows) == len(keys) and offsets[-1] - offsets[0] == len(keys) * length:
         start = int(offsets[0])
         return keys.data[start:start + len(keys) * length].reshape(len(keys), length)
-    return keys.data[offsets[rows][:, None] + np.arange(length, dtype=np.int64)]
+    matrix: np.ndarray = keys.data[offsets[rows][:, None] + np.arange(length, dtype=np.int64)]
+    return matrix
 
 
 def hash_indexes(keys: EncodedKeys, num_hashes: int, bit_size: int) -> np.ndarray:
@@ -181,7 +183,8 @@ class _BitVector:
         self.bits[indexes.ravel(order="K")] = True
 
     def test(self, indexes: np.ndarray) -> np.ndarray:
-        return self.bits[indexes].all(axis=1)
+        found: np.ndarray = self.bits[indexes].all(axis=1)
+        return found
 
     def to_bytes(self) -> bytes:
         return np.packbits(self.bits, bitorder="little").tobytes()

@@ -14,8 +14,9 @@ from __future__ import annotations
 import logging
 import posixpath
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ..errors import HoodieCorruptedDataError, HoodieError, HoodieTableChangedError
 from ..storage import Storage
@@ -23,6 +24,8 @@ from ..table.file_names import parse_log_file_name
 from .log_blocks import LOG_FORMAT_VERSION, MAGIC, BlockType, HeaderKey, LogBlock
 
 log = logging.getLogger(__name__)
+
+K = TypeVar("K", bound=int)
 
 # version, type, header count, content length, footer count, trailing length
 _MIN_BLOCK_SIZE = 4 + 4 + 4 + 8 + 4 + 8
@@ -32,10 +35,9 @@ class _Malformed(Exception):
     """A byte range that does not frame as a block; the message says why."""
 
 
-def _map_entries(data: bytes, pos: int, limit: int,
-                 keys: type[HeaderKey] | None) -> Iterator[tuple[HeaderKey | int, str, int]]:
-    """(key, value, position after the entry) of a metadata map at `pos`, ending at `limit`; _Malformed at
-    the first entry that does not fit."""
+def _map_entries(data: bytes, pos: int, limit: int, keys: Callable[[int], K]) -> Iterator[tuple[K, str, int]]:
+    """(key made by `keys`, value, position after the entry) of a metadata map at `pos`, ending at `limit`;
+    _Malformed at the first entry that does not fit."""
     if pos + 4 > limit:
         raise _Malformed("metadata map runs past the block end")
     (count,) = struct.unpack_from(">i", data, pos)
@@ -50,7 +52,7 @@ def _map_entries(data: bytes, pos: int, limit: int,
         if length < 0 or pos + length > limit:
             raise _Malformed(f"metadata entry {key} has an impossible length {length}")
         try:
-            name = keys(key) if keys else key
+            name = keys(key)
             value = data[pos:pos + length].decode("utf-8")
         except (ValueError, UnicodeDecodeError):
             raise _Malformed(f"metadata entry with key {key} is not valid") from None
@@ -58,7 +60,7 @@ def _map_entries(data: bytes, pos: int, limit: int,
         yield name, value, pos
 
 
-def _read_map(data: bytes, pos: int, limit: int, keys: type[HeaderKey] | None) -> tuple[dict, int]:
+def _read_map(data: bytes, pos: int, limit: int, keys: Callable[[int], K]) -> tuple[dict[K, str], int]:
     """A whole metadata map and the position after it; _Malformed unless every entry fits."""
     if pos + 4 <= limit:
         (count,) = struct.unpack_from(">i", data, pos)
@@ -117,7 +119,7 @@ def _parse_block(data: bytes, start: int) -> LogBlock:
     if content_length < 0 or pos + content_length > limit:
         raise _Malformed(f"content length {content_length} does not fit in the block")
     content = data[pos:pos + content_length]
-    footer, pos = _read_map(data, pos + content_length, limit, None)
+    footer, pos = _read_map(data, pos + content_length, limit, int)
     if pos != limit:
         raise _Malformed(f"{limit - pos} stray bytes before the trailing length")
     return LogBlock(block_type, header, footer, content, start, end - start)

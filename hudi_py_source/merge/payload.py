@@ -147,7 +147,8 @@ def _incoming_wins(stored: pa.Table, incoming: pa.Table, stored_idx: np.ndarray,
         raise HoodieSchemaError(
             f"ordering field {ordering_field!r} has type {stored_order.type} in the stored rows and "
             f"{incoming_order.type} in the incoming rows; they cannot be compared") from exc
-    return pc.fill_null(newer_or_equal, True).to_numpy(zero_copy_only=False)
+    keep_stored: np.ndarray = pc.fill_null(newer_or_equal, True).to_numpy(zero_copy_only=False)
+    return keep_stored
 
 
 def _stored_ordering(stored: pa.Table, ordering_field: str) -> pa.Array | None:

@@ -235,4 +235,5 @@ def _hash64_block(keys: pa.Array) -> np.ndarray:
     h = (cumulative[local[1:]] - cumulative[local[:-1]]) ^ lengths.astype(np.uint64)
     h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return h ^ (h >> np.uint64(31))
+    mixed: np.ndarray = h ^ (h >> np.uint64(31))
+    return mixed

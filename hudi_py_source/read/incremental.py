@@ -123,12 +123,12 @@ def _slice(partition: str, file_id: str, written: _Written, sizes: dict[str, int
         if path not in sizes:
             missing[path] = commit
     for path, commit in written.logs:
-        parsed = parse_log_file_name(posixpath.basename(path))
-        assert parsed is not None
-        if latest is not None and parsed.base_instant < latest:
+        log_name = parse_log_file_name(posixpath.basename(path))
+        assert log_name is not None
+        if latest is not None and log_name.base_instant < latest:
             continue
-        file_slice.log_files.append(LogFile(path, file_id, parsed.base_instant, parsed.version,
-                                            parsed.write_token, sizes.get(path, 0), parsed.suffix))
+        file_slice.log_files.append(LogFile(path, file_id, log_name.base_instant, log_name.version,
+                                            log_name.write_token, sizes.get(path, 0), log_name.suffix))
         if path not in sizes:
             missing[path] = commit
     file_slice.log_files.sort(key=LogFile.sort_key)

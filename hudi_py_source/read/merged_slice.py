@@ -345,7 +345,8 @@ def _greater(left: pa.Array, right: pa.Array) -> np.ndarray:
     """left > right with null the lowest value."""
     greater = pc.fill_null(pc.greater(left, right), False).to_numpy(zero_copy_only=False)
     only_left = pc.and_(pc.is_valid(left), pc.is_null(right)).to_numpy(zero_copy_only=False)
-    return greater | only_left
+    greater_than: np.ndarray = greater | only_left
+    return greater_than
 
 
 class LogRecords:
@@ -448,7 +449,8 @@ class LogRecords:
             & current_greater
         record_loses = ~incoming_delete & ~current_delete & current_greater \
             & (self.config.payload_class == DEFAULT_PAYLOAD)
-        return delete_loses | record_loses
+        loses: np.ndarray = delete_loses | record_loses
+        return loses
 
     def _put(self, rows: pa.Table) -> None:
         n = rows.num_rows
@@ -472,7 +474,8 @@ def _same_kind(delete_type: pa.DataType, field_type: pa.DataType) -> bool:
         return True
     if pa.types.is_decimal(delete_type) and pa.types.is_decimal(field_type):
         return True
-    return delete_type.equals(field_type)
+    same: bool = delete_type.equals(field_type)
+    return same
 
 
 def _visible(rows: pa.Table) -> pa.Table:

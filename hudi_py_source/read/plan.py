@@ -11,6 +11,7 @@ pruning never drops a slice with log files: its logs may hold keys outside the b
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -42,6 +43,15 @@ _PRUNABLE_KEYGENS = ("SimpleKeyGenerator", "ComplexKeyGenerator", "Nonpartitione
 _PLAIN_KEY_KEYGENS = ("SimpleKeyGenerator", "NonpartitionedKeyGenerator", "TimestampBasedKeyGenerator",
                       "CustomKeyGenerator")
 RECORD_KEY_COLUMN = "_hoodie_record_key"
+
+
+class PartitionArgs(TypedDict):
+    """How a table's partition paths encode their column values, and whether pruning may read them."""
+
+    partition_fields: list[str]
+    hive_style: bool
+    url_encoded: bool
+    prunable: bool
 
 
 @dataclass
@@ -106,7 +116,8 @@ def full_schema(data_schema: pa.Schema) -> pa.Schema:
     return pa.schema([pa.field(n, pa.string(), True) for n in META_COLUMNS] + list(data_schema))
 
 
-def partition_matches(partition: str, plan_args: dict, predicates: list[Predicate], schema: pa.Schema) -> bool:
+def partition_matches(partition: str, plan_args: PartitionArgs, predicates: list[Predicate],
+                      schema: pa.Schema) -> bool:
     """Evaluate the partition-column predicates on the values the partition path encodes; a path that
     does not split into one value per field is kept (Hudi does not prune it either)."""
     fields = plan_args["partition_fields"]
@@ -158,7 +169,7 @@ def prune_slices(storage: Storage, slices: list[FileSlice], predicates: list[Pre
     return kept
 
 
-def partition_args(table: HoodieTable) -> dict:
+def partition_args(table: HoodieTable) -> PartitionArgs:
     return {
         "partition_fields": table.props.partition_fields,
         "hive_style": table.props.hive_style,
@@ -197,17 +208,17 @@ def pack_splits(slices: list[FileSlice], merge_logs: bool = False) -> list[Split
     for file_slice in slices:
         base = file_slice.base_file
         spec = _slice_spec(file_slice) if merge_logs else None
-        merged = spec is not None and bool(spec.log_paths)
-        if base is None and not merged:
+        merged = spec if spec is not None and spec.log_paths else None
+        if base is None and merged is None:
             continue
         size = (base.size if base is not None else 0) + (
-            sum(log.size for log in file_slice.log_files) if merged else 0)
+            sum(log.size for log in file_slice.log_files) if merged is not None else 0)
         if (current.files or current.slices) and current.size + size > SPLIT_BYTES:
             splits.append(current)
             current = Split()
-        if merged:
-            current.slices.append(spec)
-        else:
+        if merged is not None:
+            current.slices.append(merged)
+        elif base is not None:
             current.files.append((base.path, file_slice.partition_path))
         current.size += size
     if current.files or current.slices:

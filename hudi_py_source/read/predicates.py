@@ -41,7 +41,8 @@ def supports(predicate: Predicate, schema: pa.Schema) -> bool:
         return False
     field_type = schema.field(index).type
     if predicate.op in ("starts_with", "ends_with", "contains"):
-        return pa.types.is_string(field_type)
+        is_string: bool = pa.types.is_string(field_type)
+        return is_string
     return any(check(field_type) for check in _PRIMITIVE_CHECKS)
 
 

@@ -10,7 +10,7 @@ import logging
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
@@ -27,7 +27,7 @@ T = TypeVar("T")
 LOG = logging.getLogger(__name__)
 
 
-def plan_read(storage: Storage, options: dict | None = None, predicates: list[Predicate] | None = None,
+def plan_read(storage: Storage, options: dict[str, Any] | None = None, predicates: list[Predicate] | None = None,
               as_of: str | None = None) -> ReadPlan:
     """The plan of a snapshot, read-optimized or (with query.type=incremental) incremental query, from one
     listing of the timeline; planned again when archival or a rollback removed an instant meanwhile."""
@@ -44,7 +44,7 @@ def _again_if_changed(storage: Storage, attempt: Callable[[], T]) -> T:
     return attempt()
 
 
-def _plan_once(storage: Storage, options: dict | None, predicates: list[Predicate] | None,
+def _plan_once(storage: Storage, options: dict[str, Any] | None, predicates: list[Predicate] | None,
                as_of: str | None) -> ReadPlan:
     cfg = HoodieConfig(options or {})
     if cfg.get(QUERY_TYPE) == "incremental":
@@ -52,7 +52,7 @@ def _plan_once(storage: Storage, options: dict | None, predicates: list[Predicat
     return plan_snapshot(storage, cfg, predicates or [], as_of)
 
 
-def read_table(storage: Storage, options: dict | None = None, predicates: list[Predicate] | None = None,
+def read_table(storage: Storage, options: dict[str, Any] | None = None, predicates: list[Predicate] | None = None,
                columns: list[str] | None = None, as_of: str | None = None) -> pa.Table:
     """Plan and read in this process. A read that loses the race with archival, clean or rollback (a file it
     planned with is gone) is planned and read again from the new timeline, up to READ_ATTEMPTS times: the
@@ -60,7 +60,7 @@ def read_table(storage: Storage, options: dict | None = None, predicates: list[P
     return _again_if_changed(storage, lambda: _read_once(storage, options, predicates, columns, as_of))
 
 
-def _read_once(storage: Storage, options: dict | None, predicates: list[Predicate] | None,
+def _read_once(storage: Storage, options: dict[str, Any] | None, predicates: list[Predicate] | None,
                columns: list[str] | None, as_of: str | None) -> pa.Table:
     plan = _plan_once(storage, options, predicates, as_of)
     plan.columns = columns

@@ -270,7 +270,7 @@ def _read_group(out: _Output, group: PlannedGroup) -> pa.Table:
     table, storage = out.table, out.table.storage
     config = merge_config(table.props, out.cfg.get(MERGE_MAX_MEMORY), out.cfg.get(SPILLABLE_MAP_PATH))
     visibility = log_visibility(table.timeline, None, out.cfg.get(SKIP_CORRUPT_LOG_BLOCKS))
-    parts = []
+    parts: list[pa.Table] = []
     for planned in group.slices:
         logs = tuple(p for p in planned.log_paths if storage.exists(p))
         spec = dataclasses.replace(planned, log_paths=logs)

@@ -268,7 +268,7 @@ def _bytes_to_read(table: HoodieTable, ops: list[CompactionOperation]) -> int:
     return sum(sizes.get(p, 0) for op in ops for p in (*op.log_paths, *filter(None, [op.base_path])))
 
 
-def _schema_json(avro: dict | None) -> str:
+def _schema_json(avro: dict[str, Any] | None) -> str:
     return to_json(avro) if avro is not None else ""
 
 

@@ -64,9 +64,9 @@ def to_predicate(f: Filter) -> Predicate | None:
     column = _column(getattr(f, "attribute", ()))
     if column is None:
         return None
-    if type(f) in _COMPARISONS:
+    if isinstance(f, (EqualTo, GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual)):
         return Predicate(_COMPARISONS[type(f)], column, f.value)
-    if type(f) in _STRING_OPS:
+    if isinstance(f, (StringStartsWith, StringEndsWith, StringContains)):
         return Predicate(_STRING_OPS[type(f)], column, f.value)
     if isinstance(f, In):
         return Predicate("in", column, tuple(f.value))

@@ -110,7 +110,8 @@ def stored_table(schema: StructType) -> dict[str, Any] | None:
     for field in schema.fields:
         raw = (field.metadata or {}).get(TABLE_METADATA_KEY)
         if raw:
-            return json.loads(raw)
+            stored: dict[str, Any] = json.loads(raw)
+            return stored
     return None
 
 

@@ -26,10 +26,9 @@ from ..table.file_names import write_token
 from ..timeline.commit_metadata import WriteStat
 from ..write.client import abort_write, commit_write, start_write
 from ..write.job import TaskResult, WriteJob
-from ..write.record_columns import DELETE_COLUMN, KEY_COLUMN, PATH_COLUMN
+from ..write.record_columns import DELETE_COLUMN, FILE_ID_COLUMN, KEY_COLUMN, PATH_COLUMN
 from ..write.staging import TargetFiles
 from ..write.upsert import (
-    FILE_ID_COLUMN,
     assign_inserts,
     empty_prepared,
     existing_groups_taking_inserts,
@@ -39,7 +38,7 @@ from ..write.upsert import (
     targets_of,
     write_group_stats,
 )
-from .datasource import spark_schema
+from .batch import spark_schema
 
 
 def _tagged_schema(job: WriteJob) -> pa.Schema:

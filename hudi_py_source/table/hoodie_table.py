@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pyarrow as pa
 
@@ -69,14 +70,15 @@ class HoodieTable:
             self._view = FileSystemView(self.storage, self.timeline, self.props)
         return self._view
 
-    def avro_schema(self, as_of: str | None = None) -> dict | None:
+    def avro_schema(self, as_of: str | None = None) -> dict[str, Any] | None:
         """The writer schema of the latest completed commit that recorded one (no meta fields)."""
         for instant in reversed(self.timeline.completed_commits()):
             if as_of is not None and instant.timestamp > as_of:
                 continue
             text = self.timeline.read_commit_metadata(instant).extra_metadata.get("schema")
             if text:
-                return json.loads(text)
+                schema: dict[str, Any] = json.loads(text)
+                return schema
         create = self.props.get("hoodie.table.create.schema")
         return json.loads(create) if create else None
 

@@ -342,6 +342,8 @@ def deserialize(data: bytes) -> dict[str, Any]:
     record = next(iter(fastavro.reader(io.BytesIO(data))), None)
     if record is None:
         raise HoodieTimelineError("timeline Avro file holds no record")
+    if not isinstance(record, dict):
+        raise HoodieTimelineError(f"timeline Avro file holds a {type(record).__name__}, not a record")
     return record
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import fastavro
 
+from ..errors import HoodieTimelineError
+
 # Python attribute -> JSON field, in the order Jackson writes HoodieWriteStat (observed).
 _STAT_FIELDS: tuple[tuple[str, str], ...] = (
     ("file_id", "fileId"),
@@ -189,6 +191,8 @@ class CommitMetadata:
         record = next(iter(fastavro.reader(io.BytesIO(data))), None)
         if record is None:
             return cls()
+        if not isinstance(record, dict):
+            raise HoodieTimelineError(f"commit metadata Avro file holds a {type(record).__name__}, not a record")
         return cls.from_avro_record(record)
 
     @classmethod

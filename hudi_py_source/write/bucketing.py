@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import accumulate
 
@@ -79,7 +80,7 @@ class SmallFile:
 
 
 def small_files(view: FileSystemView, partitions: list[str], small_file_limit: int,
-                excluded: set[tuple[str, str]], *, merge_on_read: bool = False,
+                excluded: AbstractSet[tuple[str, str]], *, merge_on_read: bool = False,
                 candidates_limit: int = 1) -> dict[str, list[SmallFile]]:
     """Latest base files below the limit per partition (a limit of 0 turns small-file handling off).
 
@@ -190,7 +191,8 @@ class BucketPlan:
         ratio = np.mod(hashes, np.int64(total)).astype(np.float64) / np.float64(total)
         position = np.searchsorted(np.asarray(plan.cumulative_weights), ratio, side="left")
         position[position >= len(plan.bucket_indices)] = 0
-        return np.asarray(plan.bucket_indices, dtype=np.int64)[position]
+        buckets: np.ndarray = np.asarray(plan.bucket_indices, dtype=np.int64)[position]
+        return buckets
 
 
 def insert_records_per_bucket(config: HoodieConfig, avg_record_size: int) -> int:
@@ -201,7 +203,7 @@ def insert_records_per_bucket(config: HoodieConfig, avg_record_size: int) -> int
     return config.require(INSERT_SPLIT_SIZE)
 
 
-def plan_buckets(inserts_per_partition: dict[str, int], updated_file_groups: set[tuple[str, str]],
+def plan_buckets(inserts_per_partition: dict[str, int], updated_file_groups: AbstractSet[tuple[str, str]],
                  small: dict[str, list[SmallFile]], avg_record_size: int, config: HoodieConfig,
                  new_file_id: Callable[[str, int], str]) -> BucketPlan:
     """Every updated file group is a bucket; each partition's inserts fill its small files, then new ones.

@@ -149,11 +149,12 @@ class HttpCallback:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise HoodieConfigError(f"{CALLBACK_HTTP_URL.key}={self.url!r} is not an http(s) URL")
         self._parts = parts
+        self._host = parts.hostname
 
     def _post(self, body: bytes, headers: dict[str, str]) -> int:
         parts = self._parts
         connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        connection = connection_class(parts.hostname, parts.port, timeout=self.timeout)
+        connection = connection_class(self._host, parts.port, timeout=self.timeout)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         try:
             connection.request("POST", target, body, headers)
@@ -220,7 +221,8 @@ def _user_callback(class_name: str, cfg: HoodieConfig) -> CommitCallback:
         raise HoodieConfigError(f"{CALLBACK_CLASS.key}={class_name} is not a class with a call(message) method")
     takes_options = any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
                         for p in inspect.signature(cls).parameters.values())
-    return cls(cfg.as_dict()) if takes_options else cls()
+    callback: CommitCallback = cls(cfg.as_dict()) if takes_options else cls()
+    return callback
 
 
 def _required(cfg: HoodieConfig, prop: Any, class_name: str) -> str:

@@ -48,10 +48,11 @@ from .commit import Commit
 from .job import MERGE_OPERATIONS, NEW_FILE_OPERATIONS, TaskResult, WriteJob
 from .new_file_groups import collect_partitions, write_new_file_groups
 from .post_commit import finish_interrupted_inline_services, run_post_commit, validate_post_commit
+from .profile import WriteProfile
 from .rollback import rollback_failed_writes, rollback_instant
 from .save_mode import operation_for, write_mode
 from .schema_evolution import evolve_schema
-from .upsert import WriteProfile, prepare_rows, tag_rows, write_targets
+from .upsert import prepare_rows, tag_rows, write_targets
 
 LOG = logging.getLogger("hudi_py_source.write")
 SUPPORTED_OPERATIONS = NEW_FILE_OPERATIONS | MERGE_OPERATIONS | {"delete_partition"}
@@ -131,11 +132,11 @@ def _check_payload_ordering(cfg: HoodieConfig) -> None:
         )
 
 
-def _new_table_properties(cfg: HoodieConfig, schema: pa.Schema, avro: dict) -> TableProperties:
+def _new_table_properties(cfg: HoodieConfig, schema: pa.Schema, avro: dict[str, Any]) -> TableProperties:
     name = cfg.require(TABLE_NAME)
     keygen = key_generator(cfg)
     precombine: str | None = cfg.get(PRECOMBINE_FIELD)
-    if not cfg.is_set(PRECOMBINE_FIELD) and schema.get_field_index(precombine) < 0:
+    if not cfg.is_set(PRECOMBINE_FIELD) and schema.get_field_index(precombine or "") < 0:
         precombine = None
     return TableProperties.for_new_table(
         name=name,

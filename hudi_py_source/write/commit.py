@@ -117,7 +117,7 @@ def delete_unreported_files(storage: Storage, instant_time: str, stats: list[Wri
     A CREATE or MERGE marker names its base file. An APPEND marker names the slice and the attempt's write token:
     when that attempt reported log files it reported all it wrote, so only the logs of attempts that reported
     none are looked up (one listing of their partition)."""
-    reported = {stat.path for stat in stats}
+    reported = frozenset(stat.path for stat in stats if stat.path is not None)
     appended = {_log_writer(stat) for stat in stats if stat.log_version is not None}
     for marker in WriteMarkers(storage, instant_time).list_markers():
         if marker.io_type != "APPEND":
@@ -126,7 +126,7 @@ def delete_unreported_files(storage: Storage, instant_time: str, stats: list[Wri
             continue
         if _append_marker_writer(marker.data_path) in appended:
             continue
-        for path in logs_of_append_marker(storage, marker.data_path, instant_time, frozenset(reported)):
+        for path in logs_of_append_marker(storage, marker.data_path, instant_time, reported):
             storage.delete(path)
 
 

@@ -121,4 +121,5 @@ class TaskResult:
 
 
 def _rows_per_batch(table: pa.Table) -> int:
-    return max(1, (_STAGED_BATCH_BYTES * table.num_rows) // max(table.nbytes, 1))
+    rows: int = max(1, (_STAGED_BATCH_BYTES * table.num_rows) // max(table.nbytes, 1))
+    return rows

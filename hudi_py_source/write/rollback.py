@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import time
+from typing import Any
 
 from ..errors import HoodieTableError, HoodieTimelineError
 from ..storage import Storage
@@ -68,7 +69,7 @@ def files_of_instant(table: HoodieTable, instant: Instant) -> list[str]:
     return sorted(p for p in found if table.storage.exists(p))
 
 
-def _rollback_plan(instant: Instant, files: list[str]) -> dict:
+def _rollback_plan(instant: Instant, files: list[str]) -> dict[str, Any]:
     by_partition: dict[str, list[str]] = {}
     for path in files:
         by_partition.setdefault(posixpath.dirname(path), []).append(path)
@@ -89,7 +90,7 @@ def _rollback_plan(instant: Instant, files: list[str]) -> dict:
 
 
 def _rollback_metadata(start: str, started: float, instant: Instant, storage: Storage,
-                       deleted: dict[str, list[str]]) -> dict:
+                       deleted: dict[str, list[str]]) -> dict[str, Any]:
     return {
         "startRollbackTime": start,
         "timeTakenInMillis": int((time.monotonic() - started) * 1000),

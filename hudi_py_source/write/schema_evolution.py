@@ -29,8 +29,9 @@ def strip_meta_columns(schema: pa.Schema) -> pa.Schema:
 def _same_kind_of_time(table_type: pa.DataType, incoming: pa.DataType) -> bool:
     """Timestamps of any zone or unit, times of any unit: Avro resolves their longs alike, and conforming the
     data casts them exactly or refuses the values that would lose precision."""
-    return (pa.types.is_timestamp(table_type) and pa.types.is_timestamp(incoming)) or (
+    same: bool = (pa.types.is_timestamp(table_type) and pa.types.is_timestamp(incoming)) or (
         pa.types.is_time(table_type) and pa.types.is_time(incoming))
+    return same
 
 
 def _compatible(table_type: pa.DataType, incoming: pa.DataType) -> bool:

@@ -107,7 +107,7 @@ def _split_by_key_hash(path: str, parts: int) -> list[str]:
             part_of = (key_hash64(table.column(KEY_COLUMN)) % np.uint64(parts)).astype(np.int64)
             order = np.argsort(part_of, kind="stable")
             bounds = np.searchsorted(part_of[order], np.arange(parts + 1))
-            for n in np.flatnonzero(np.diff(bounds)):
+            for n in np.flatnonzero(np.diff(bounds)).tolist():
                 rows = table.take(pa.array(order[bounds[n]:bounds[n + 1]]))
                 if n not in writers:
                     writers[n] = ipc.new_stream(paths[n], rows.schema)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
@@ -38,6 +39,7 @@ from ..index.tagging import partition_moves, tag
 from ..io.conform import conform
 from ..keygen import key_generator
 from ..merge.payload import dedupe
+from ..table.file_group_id import FileGroupId
 from ..table.file_names import write_token
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
@@ -182,7 +184,7 @@ def _deterministic_file_id(instant: str, partition: str, n: int) -> str:
 
 
 def insert_plan(job: WriteJob, table: HoodieTable, per_partition: dict[str, int],
-                updated: set[tuple[str, str]]) -> BucketPlan:
+                updated: AbstractSet[tuple[str, str]]) -> BucketPlan:
     """The UpsertPartitioner's plan: which file group takes how many of each partition's inserts. File groups
     under pending clustering take none: the clustering replaces them with what it read before."""
     cfg = job.config
@@ -221,14 +223,15 @@ def _small_file_groups(job: WriteJob, table: HoodieTable, partitions: list[str])
 
 
 def _target(job: WriteJob, partition: str, file_id: str, found: FileSlice | None,
-            takes_inserts: set[tuple[str, str]], compacting: dict[tuple[str, str], str]) -> Target:
+            takes_inserts: set[tuple[str, str]], compacting: dict[FileGroupId, str]) -> Target:
     """On merge-on-read, a file group under a pending compaction takes its log records in the slice the
     compaction opened (logs named after the compaction instant), never in the slice being compacted."""
     base = found.base_file if found is not None else None
     appends = (job.merge_on_read and found is not None and (partition, file_id) not in takes_inserts)
     base_instant = found.base_instant if found else None
-    if appends and (partition, file_id) in compacting:
-        base_instant = compacting[(partition, file_id)]
+    group = FileGroupId(partition, file_id)
+    if appends and group in compacting:
+        base_instant = compacting[group]
     return Target(partition, file_id, base.path if base else None, base_instant,
                   appends, tuple(log.name for log in found.log_files) if appends and found else ())
 
