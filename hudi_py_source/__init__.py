@@ -14,11 +14,12 @@ against it.
     services: services.*
         clean, compaction, clustering, archival, savepoint, restore
     writers: write.*
-        prepare, tag, bucket and write file groups (base files, log files); markers; rollback
+        the commit protocol (write/commit.py); prepare, tag, bucket and write file groups; markers; rollback
     access: index.* read.*
         the indexes that find a key's file group; query planning and reading
-    table: table.hoodie_table table.fs_view timeline.service_plans
-        a table loaded: properties, timeline, file-system view, the file groups pending services hold
+    table: table.hoodie_table table.fs_view table.file_listing timeline.service_plans
+        a table loaded: properties, timeline, its files (listed from storage) and file-system view, the file
+        groups pending services hold
     timeline: timeline.* table.properties table.partition_metadata
         the active and archived timeline, instants and their metadata; the table's own metadata files
     formats: io.* merge.* keygen table table.file_names table.file_group_id

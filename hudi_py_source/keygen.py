@@ -586,6 +586,21 @@ def key_generator(options: HoodieConfig) -> KeyGenerator:
 
 # --- reading partition paths back ------------------------------------------------------------
 
+@dataclass(frozen=True)
+class PartitionLayout:
+    """How a table's partition paths encode its partition columns (from hoodie.properties): the fields, in
+    order, `field=value` folders or bare values, URL-encoded values or not. Readers restore and prune columns
+    from paths with it."""
+
+    fields: tuple[str, ...] = ()
+    hive_style: bool = False
+    url_encoded: bool = False
+
+    def values(self, partition_path: str) -> dict[str, str | None] | None:
+        """The path's value of each field (see `partition_values`)."""
+        return partition_values(partition_path, list(self.fields), self.hive_style, self.url_encoded)
+
+
 def partition_values(
     partition_path: str, partition_fields: list[str], hive_style: bool, url_encoded: bool
 ) -> dict[str, str | None] | None:

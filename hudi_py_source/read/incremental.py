@@ -30,13 +30,14 @@ from ..config import (
 )
 from ..errors import HoodieConfigError, HoodieIncrementalRangeError
 from ..storage import Storage
+from ..table.file_group_id import FileGroupId
 from ..table.file_names import parse_base_file_name, parse_log_file_name
 from ..table.fs_view import BaseFile, FileSlice, LogFile
 from ..table.hoodie_table import HoodieTable
 from ..timeline.archived import ArchivedTimeline
 from ..timeline.commit_metadata import CommitMetadata
 from ..timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
-from .plan import ReadPlan, build_plan, full_schema, partition_args, partition_matches
+from .plan import ReadPlan, build_plan, full_schema, partition_matches
 from .predicates import Predicate, supports
 from .snapshot import plan_snapshot
 from .time_travel import earliest_retained
@@ -75,8 +76,8 @@ def completed_commits(table: HoodieTable, begin: str | None = None) -> list[tupl
     return sorted(older + active, key=lambda pair: pair[0].sort_key())
 
 
-def _written_files(commits: list[tuple[Instant, CommitMetadata]]) -> dict[tuple[str, str], _Written]:
-    groups: dict[tuple[str, str], _Written] = defaultdict(_Written)
+def _written_files(commits: list[tuple[Instant, CommitMetadata]]) -> dict[FileGroupId, _Written]:
+    groups: dict[FileGroupId, _Written] = defaultdict(_Written)
     for instant, metadata in commits:
         for partition, stats in metadata.partition_to_write_stats.items():
             for stat in stats:
@@ -88,7 +89,7 @@ def _written_files(commits: list[tuple[Instant, CommitMetadata]]) -> dict[tuple[
                 file_id = base.file_id if base is not None else log.file_id if log is not None else None
                 if file_id is None:
                     continue
-                written = groups[(stat.partition_path or partition or "", file_id)]
+                written = groups[FileGroupId(stat.partition_path or partition or "", file_id)]
                 if base is not None:
                     written.bases[base.instant_time] = (stat.path, instant.timestamp)
                 else:
@@ -96,8 +97,8 @@ def _written_files(commits: list[tuple[Instant, CommitMetadata]]) -> dict[tuple[
     return groups
 
 
-def _replaced(commits: list[tuple[Instant, CommitMetadata]]) -> set[tuple[str, str]]:
-    return {(partition, file_id) for _, metadata in commits
+def _replaced(commits: list[tuple[Instant, CommitMetadata]]) -> set[FileGroupId]:
+    return {FileGroupId(partition, file_id) for _, metadata in commits
             for partition, ids in (metadata.partition_to_replace_file_ids or {}).items() for file_id in ids}
 
 
@@ -188,10 +189,9 @@ def plan_incremental(storage: Storage, cfg: HoodieConfig, predicates: list[Predi
     replaced = _replaced(in_range)
     sizes = _sizes(storage, {partition for partition, _ in groups})
     missing: dict[str, str] = {}
-    args = partition_args(table)
     slices = [_slice(partition, file_id, written, sizes, missing) for (partition, file_id), written
               in sorted(groups.items()) if (partition, file_id) not in replaced
-              and partition_matches(partition, args, usable, schema)]
+              and partition_matches(partition, table, usable, schema)]
     try:
         _check_retained(table, begin, end, [i.timestamp for i, _ in commits], missing)
     except HoodieIncrementalRangeError:

@@ -11,7 +11,6 @@ pruning never drops a slice with log files: its logs may hold keys outside the b
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TypedDict
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -20,7 +19,7 @@ from ..config import MERGE_MAX_MEMORY, SKIP_CORRUPT_LOG_BLOCKS, SPILLABLE_MAP_PA
 from ..errors import HoodieConfigError, HoodieKeyError
 from ..io.base_file import META_COLUMNS, read_base_file
 from ..io.conform import conform
-from ..keygen import partition_values
+from ..keygen import PartitionLayout
 from ..storage import Storage
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
@@ -45,15 +44,6 @@ _PLAIN_KEY_KEYGENS = ("SimpleKeyGenerator", "NonpartitionedKeyGenerator", "Times
 RECORD_KEY_COLUMN = "_hoodie_record_key"
 
 
-class PartitionArgs(TypedDict):
-    """How a table's partition paths encode their column values, and whether pruning may read them."""
-
-    partition_fields: list[str]
-    hive_style: bool
-    url_encoded: bool
-    prunable: bool
-
-
 @dataclass
 class Split:
     """What one task reads: base files read as they are, each with its partition path (to restore
@@ -68,9 +58,7 @@ class Split:
 class ReadPlan:
     storage: Storage
     schema: pa.Schema
-    partition_fields: list[str]
-    hive_style: bool
-    url_encoded: bool
+    layout: PartitionLayout
     predicates: list[Predicate]
     splits: list[Split]
     files_considered: int = 0
@@ -116,15 +104,15 @@ def full_schema(data_schema: pa.Schema) -> pa.Schema:
     return pa.schema([pa.field(n, pa.string(), True) for n in META_COLUMNS] + list(data_schema))
 
 
-def partition_matches(partition: str, plan_args: PartitionArgs, predicates: list[Predicate],
-                      schema: pa.Schema) -> bool:
+def partition_matches(partition: str, table: HoodieTable, predicates: list[Predicate], schema: pa.Schema) -> bool:
     """Evaluate the partition-column predicates on the values the partition path encodes; a path that
     does not split into one value per field is kept (Hudi does not prune it either)."""
-    fields = plan_args["partition_fields"]
+    layout = table.props.partition_layout
+    fields = list(layout.fields)
     relevant = [p for p in predicates if p.columns() <= set(fields)]
-    if not relevant or not plan_args["prunable"]:
+    if not relevant or not prunable_partitions(table):
         return True
-    values = partition_values(partition, fields, plan_args["hive_style"], plan_args["url_encoded"])
+    values = layout.values(partition)
     if values is None:
         return True
     try:
@@ -169,13 +157,10 @@ def prune_slices(storage: Storage, slices: list[FileSlice], predicates: list[Pre
     return kept
 
 
-def partition_args(table: HoodieTable) -> PartitionArgs:
-    return {
-        "partition_fields": table.props.partition_fields,
-        "hive_style": table.props.hive_style,
-        "url_encoded": table.props.url_encode,
-        "prunable": (table.props.keygen_class or "").endswith(_PRUNABLE_KEYGENS),
-    }
+def prunable_partitions(table: HoodieTable) -> bool:
+    """Whether partition paths give back the column values a predicate compares (Simple, Complex and
+    non-partitioned key generators; not a timestamp's output format or a custom key's types)."""
+    return (table.props.keygen_class or "").endswith(_PRUNABLE_KEYGENS)
 
 
 def build_plan(table: HoodieTable, cfg: HoodieConfig, schema: pa.Schema, predicates: list[Predicate],
@@ -184,10 +169,8 @@ def build_plan(table: HoodieTable, cfg: HoodieConfig, schema: pa.Schema, predica
     with the merge settings and the log blocks visible at `visible_at` (None: the latest instant)."""
     keys = record_key_candidates(table, predicates, schema)
     kept = prune_slices(table.storage, slices, predicates, schema, keys, merge_logs)
-    args = partition_args(table)
-    plan = ReadPlan(table.storage, schema, args["partition_fields"], args["hive_style"], args["url_encoded"],
-                    predicates, pack_splits(kept, merge_logs), len(slices), description=description,
-                    drop_partition_columns=table.props.drop_partition_columns)
+    plan = ReadPlan(table.storage, schema, table.props.partition_layout, predicates, pack_splits(kept, merge_logs),
+                    len(slices), description=description, drop_partition_columns=table.props.drop_partition_columns)
     if merge_logs:
         plan.merge = merge_config(table.props, cfg.get(MERGE_MAX_MEMORY), cfg.get(SPILLABLE_MAP_PATH))
         plan.visibility = log_visibility(table.timeline, visible_at, cfg.get(SKIP_CORRUPT_LOG_BLOCKS))
@@ -252,13 +235,13 @@ def _restore(plan: ReadPlan, partition: str) -> dict[str, str | None]:
     """Partition values for files that lack their partition columns. A path that does not split into
     one value per field gives none: harmless while the files hold the columns, an error when the table
     drops them (the values would silently read as nulls)."""
-    values = partition_values(partition, plan.partition_fields, plan.hive_style, plan.url_encoded)
+    values = plan.layout.values(partition)
     if values is not None:
         return values
     if plan.drop_partition_columns:
         raise HoodieKeyError(
             f"partition path {partition!r} does not split into one value per partition field "
-            f"({', '.join(plan.partition_fields)}), and the table drops its partition columns from its "
+            f"({', '.join(plan.layout.fields)}), and the table drops its partition columns from its "
             f"files ({DROP_PARTITION_COLUMNS}=true), so their values cannot be read"
         )
     return {}

@@ -15,7 +15,7 @@ from ..config import AS_OF_INSTANT, QUERY_TYPE, HoodieConfig
 from ..storage import Storage
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
-from .plan import ReadPlan, build_plan, full_schema, partition_args, partition_matches
+from .plan import ReadPlan, build_plan, full_schema, partition_matches
 from .predicates import Predicate, supports
 from .time_travel import check_readable_as_of, format_query_instant
 
@@ -39,11 +39,10 @@ def plan_snapshot(storage: Storage, cfg: HoodieConfig, predicates: list[Predicat
     data_schema = table.schema(as_of) or pa.schema([])
     schema = full_schema(data_schema)
     usable = [p for p in predicates if supports(p, schema)]
-    args = partition_args(table)
     view = table.fs_view()
     slices: list[FileSlice] = []
     for partition in view.partitions():
-        if partition_matches(partition, args, usable, schema):
+        if partition_matches(partition, table, usable, schema):
             slices.extend(view.latest_file_slices(partition, as_of=as_of))
     return build_plan(table, cfg, schema, usable, slices, merge_logs, as_of,
                       f"{query_type} query as of {as_of or 'the latest instant'}")

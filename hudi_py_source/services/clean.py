@@ -40,6 +40,7 @@ from ..config import (
     HoodieConfig,
 )
 from ..storage import Storage
+from ..table.file_group_id import FileGroupId
 from ..table.file_names import is_data_file
 from ..table.fs_view import FileGroup, FileSlice, FileSystemView
 from ..table.hoodie_table import HoodieTable
@@ -66,7 +67,6 @@ PLAN_VERSION = 2
 METADATA_VERSION = 2
 _DELETE_THREADS = 8
 
-GroupId = tuple[str, str]
 
 
 @dataclass(frozen=True)
@@ -191,8 +191,8 @@ class _Guards:
     """What must survive whatever the policy says."""
 
     savepointed: frozenset[str]
-    compaction_base: dict[GroupId, str]
-    clustering: frozenset[GroupId]
+    compaction_base: dict[FileGroupId, str]
+    clustering: frozenset[FileGroupId]
 
     def savepointed_slice(self, file_slice: FileSlice) -> bool:
         """A savepoint pins the whole slice when it names any of its files (a restore reads them together)."""
@@ -200,28 +200,28 @@ class _Guards:
 
     def needed_by_compaction(self, file_slice: FileSlice) -> bool:
         """The slice a pending compaction reads and the slice it opened (base instant at or after the plan's)."""
-        base = self.compaction_base.get((file_slice.partition_path, file_slice.file_id))
+        base = self.compaction_base.get(FileGroupId(file_slice.partition_path, file_slice.file_id))
         return base is not None and file_slice.base_instant >= base
 
 
 def _guards(table: HoodieTable) -> _Guards:
-    compaction_base: dict[GroupId, str] = {}
+    compaction_base: dict[FileGroupId, str] = {}
     for instant in table.timeline.pending_compactions():
         if instant.action == COMPACTION:
             for op in compaction_operations(table.timeline, instant):
-                compaction_base[(op.partition_path, op.file_id)] = op.base_instant
+                compaction_base[FileGroupId(op.partition_path, op.file_id)] = op.base_instant
     return _Guards(frozenset(savepointed_files(table)), compaction_base,
                    frozenset(pending_clustering_file_groups(table.timeline)))
 
 
-def _replacing_instants(table: HoodieTable) -> dict[GroupId, str]:
+def _replacing_instants(table: HoodieTable) -> dict[FileGroupId, str]:
     """(partition, file id) → the completed replacecommit that replaced the file group."""
-    out: dict[GroupId, str] = {}
+    out: dict[FileGroupId, str] = {}
     for instant in table.timeline.completed_commits():
         if instant.action == REPLACE_COMMIT:
             metadata = table.timeline.read_commit_metadata(instant)
             for partition, ids in (metadata.partition_to_replace_file_ids or {}).items():
-                out.update({(partition, file_id): instant.timestamp for file_id in ids})
+                out.update({FileGroupId(partition, file_id): instant.timestamp for file_id in ids})
     return out
 
 
@@ -249,12 +249,12 @@ def _by_versions(group: FileGroup, slices: list[FileSlice], keep: int, guards: _
 
 
 def _partition_plan(view: FileSystemView, partition: str, policy: CleanPolicy, earliest: Instant | None,
-                    guards: _Guards, replaced: dict[GroupId, str]) -> list[str]:
+                    guards: _Guards, replaced: dict[FileGroupId, str]) -> list[str]:
     """Paths (relative) to delete in one partition. Replaced groups go whole once their replacecommit is older
     than the earliest retained commit (always under KEEP_LATEST_FILE_VERSIONS, which retains no commit)."""
     doomed: list[FileSlice] = []
     for group in view.file_groups(partition):
-        group_id = (partition, group.file_id)
+        group_id = FileGroupId(partition, group.file_id)
         slices = list(reversed(group.slices))
         if not slices or group_id in guards.clustering:
             continue

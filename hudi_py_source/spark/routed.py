@@ -22,6 +22,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from ..config import SPILLABLE_MAP_PATH
 from ..storage import Storage
+from ..table.file_group_id import FileGroupId
 from ..table.file_names import write_token
 from ..timeline.commit_metadata import WriteStat
 from ..write.client import abort_write, commit_write, start_write
@@ -79,7 +80,7 @@ def write_routed(df: DataFrame, path: str, options: dict[str, Any], mode: str = 
         inserts = live.where(F.col(FILE_ID_COLUMN).isNull())
         per_partition = {r[0]: r[1] for r in inserts.groupBy(PATH_COLUMN)
                          .agg(F.countDistinct(KEY_COLUMN)).collect()}
-        updated = {(r[0], r[1]) for r in live.where(F.col(FILE_ID_COLUMN).isNotNull())
+        updated = {FileGroupId(r[0], r[1]) for r in live.where(F.col(FILE_ID_COLUMN).isNotNull())
                    .select(PATH_COLUMN, FILE_ID_COLUMN).distinct().collect()}
         plan = insert_plan(job, job.table, per_partition, updated) if per_partition else None
         takes_inserts = existing_groups_taking_inserts(plan) if plan is not None else set()
@@ -106,7 +107,7 @@ def write_routed(df: DataFrame, path: str, options: dict[str, Any], mode: str = 
                 files = staging.finish()
                 targets = targets_of(job, job.table, files, takes_inserts) if files else []
                 stats = [json.dumps(stat.to_dict()) for target in targets for stat in write_group_stats(
-                    job, target, files[(target.partition_path, target.file_id)], token, task_id)]
+                    job, target, files[target.file_group], token, task_id)]
             yield pa.RecordBatch.from_pydict({"stat": pa.array(stats, pa.string())})
 
         collected = routed.mapInArrow(write_partition, "stat string").collect()

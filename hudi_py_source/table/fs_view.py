@@ -1,4 +1,4 @@
-"""The file-system view: file groups and file slices built from one listing per partition.
+"""The file-system view: file groups and file slices built from one listing of the table's files.
 
 A file is part of the table only when the instant in its name is committed; files of pending
 or failed instants are invisible (FORMAT.md §3 "Slice resolution").
@@ -11,13 +11,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..storage import FileInfo, Storage
+from ..table.file_group_id import FileGroupId
 from ..timeline.active import ActiveTimeline
 from ..timeline.instant import COMPACTION, LOG_COMPACTION, REPLACE_COMMIT, Instant
-from .file_names import is_data_file, log_file_sort_key, parse_base_file_name, parse_log_file_name
-from .partition_metadata import PARTITION_METAFILE
+from .file_listing import FileListing, StorageListing
+from .file_names import log_file_sort_key, parse_base_file_name, parse_log_file_name
 from .properties import TableProperties
-
-META_FOLDER = ".hoodie"
 
 
 @dataclass
@@ -101,42 +100,25 @@ class _Visibility:
 
 
 class FileSystemView:
-    """File groups of a table as of its timeline; each partition folder listed at most once per view (the whole
-    table in one walk when every partition is asked for)."""
+    """File groups of a table as of its timeline, from one listing (`FileListing`, storage's by default)."""
 
-    def __init__(self, storage: Storage, timeline: ActiveTimeline, props: TableProperties) -> None:
+    def __init__(self, storage: Storage, timeline: ActiveTimeline, props: TableProperties,
+                 listing: FileListing | None = None) -> None:
         self.storage = storage
         self.timeline = timeline
         self.props = props
-        self._listing: dict[str, list[FileInfo]] | None = None
-        self._partition_files: dict[str, list[FileInfo]] = {}
-        self._replaced: dict[str, dict[tuple[str, str], None]] = {}
+        self.listing: FileListing = listing if listing is not None else StorageListing(storage)
+        self._replaced: dict[str, dict[FileGroupId, None]] = {}
 
     # listing ---------------------------------------------------------------------------------
 
-    def _list_all(self) -> dict[str, list[FileInfo]]:
-        """Every folder's files, walking the table once (`.hoodie` excluded)."""
-        if self._listing is None:
-            by_dir: dict[str, list[FileInfo]] = defaultdict(list)
-            for info in self.storage.walk_files("", skip_dirs=(META_FOLDER,)):
-                by_dir[posixpath.dirname(info.path)].append(info)
-            self._listing = dict(by_dir)
-        return self._listing
-
     def files(self, partition: str) -> list[FileInfo]:
-        """Every file of a partition folder, committed or not, as this view listed it."""
-        if self._listing is not None:
-            return self._listing.get(partition, [])
-        if partition not in self._partition_files:
-            self._partition_files[partition] = self.storage.list(partition)
-        return self._partition_files[partition]
+        """Every file of a partition folder, committed or not, as this view's listing has it."""
+        return self.listing.files(partition)
 
     def partitions(self) -> list[str]:
         """Folders holding data files or a partition metadata file; "" is the base folder."""
-        return sorted(
-            folder for folder, files in self._list_all().items()
-            if any(_is_partition_file(f.name) for f in files)
-        )
+        return self.listing.partitions()
 
     # file groups -----------------------------------------------------------------------------
 
@@ -195,19 +177,19 @@ class FileSystemView:
 
     # replaced file groups --------------------------------------------------------------------
 
-    def _replacecommit_ids(self, instant: Instant) -> dict[tuple[str, str], None]:
+    def _replacecommit_ids(self, instant: Instant) -> dict[FileGroupId, None]:
         if instant.timestamp not in self._replaced:
             metadata = self.timeline.read_commit_metadata(instant)
             self._replaced[instant.timestamp] = {
-                (partition, file_id): None
+                FileGroupId(partition, file_id): None
                 for partition, ids in (metadata.partition_to_replace_file_ids or {}).items()
                 for file_id in ids
             }
         return self._replaced[instant.timestamp]
 
-    def replaced_file_ids(self, as_of: str | None = None) -> set[tuple[str, str]]:
+    def replaced_file_ids(self, as_of: str | None = None) -> set[FileGroupId]:
         """(partition, file id) of groups replaced by completed replacecommits up to `as_of`."""
-        out: set[tuple[str, str]] = set()
+        out: set[FileGroupId] = set()
         for instant in self.timeline.completed_commits():
             if instant.action == REPLACE_COMMIT and (as_of is None or instant.timestamp <= as_of):
                 out.update(self._replacecommit_ids(instant))
@@ -240,6 +222,3 @@ class FileSystemView:
         return FileSlice(previous.partition_path, previous.file_id, previous.base_instant, previous.base_file,
                          previous.log_files + latest.log_files)
 
-
-def _is_partition_file(name: str) -> bool:
-    return name.startswith(PARTITION_METAFILE) or is_data_file(name)

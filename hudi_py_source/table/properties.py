@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 
 from ..errors import HoodieTableError
+from ..keygen import PartitionLayout
 from ..storage import Storage
 
 META_FOLDER = ".hoodie"
@@ -303,6 +304,10 @@ class TableProperties(Mapping[str, str]):
             return value.strip()
         key_type = self.keygen_type
         return KEYGEN_CLASS_BY_TYPE.get(key_type) if key_type else None
+
+    @property
+    def partition_layout(self) -> PartitionLayout:
+        return PartitionLayout(tuple(self.partition_fields), self.hive_style, self.url_encode)
 
     @property
     def hive_style(self) -> bool:

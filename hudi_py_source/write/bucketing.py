@@ -39,6 +39,7 @@ from ..config import (
     HoodieConfig,
 )
 from ..errors import HoodieConfigError, HoodieError, HoodieKeyError
+from ..table.file_group_id import FileGroupId
 from ..table.fs_view import FileSlice, FileSystemView
 from ..timeline.active import ActiveTimeline
 from ..timeline.instant import COMMIT
@@ -80,7 +81,7 @@ class SmallFile:
 
 
 def small_files(view: FileSystemView, partitions: list[str], small_file_limit: int,
-                excluded: AbstractSet[tuple[str, str]], *, merge_on_read: bool = False,
+                excluded: AbstractSet[FileGroupId], *, merge_on_read: bool = False,
                 candidates_limit: int = 1) -> dict[str, list[SmallFile]]:
     """Latest base files below the limit per partition (a limit of 0 turns small-file handling off).
 
@@ -138,12 +139,12 @@ class BucketPlan:
     """Buckets of one write; plain data, so it pickles to Spark tasks and worker processes."""
 
     buckets: list[Bucket] = field(default_factory=list)
-    update_index: dict[tuple[str, str], int] = field(default_factory=dict)
+    update_index: dict[FileGroupId, int] = field(default_factory=dict)
     partition_inserts: dict[str, PartitionInserts] = field(default_factory=dict)
 
     def update_bucket(self, partition_path: str, file_id: str) -> int:
         try:
-            return self.update_index[(partition_path, file_id)]
+            return self.update_index[FileGroupId(partition_path, file_id)]
         except KeyError:
             raise HoodieKeyError(
                 f"file group {file_id} in partition {partition_path!r} has no bucket in this write's plan"
@@ -203,7 +204,7 @@ def insert_records_per_bucket(config: HoodieConfig, avg_record_size: int) -> int
     return config.require(INSERT_SPLIT_SIZE)
 
 
-def plan_buckets(inserts_per_partition: dict[str, int], updated_file_groups: AbstractSet[tuple[str, str]],
+def plan_buckets(inserts_per_partition: dict[str, int], updated_file_groups: AbstractSet[FileGroupId],
                  small: dict[str, list[SmallFile]], avg_record_size: int, config: HoodieConfig,
                  new_file_id: Callable[[str, int], str]) -> BucketPlan:
     """Every updated file group is a bucket; each partition's inserts fill its small files, then new ones.
@@ -234,7 +235,7 @@ def _add(plan: BucketPlan, kind: str, partition: str, file_id: str) -> int:
     bucket = Bucket(len(plan.buckets), kind, partition, file_id)
     plan.buckets.append(bucket)
     if kind == UPDATE:
-        plan.update_index[(partition, file_id)] = bucket.index
+        plan.update_index[FileGroupId(partition, file_id)] = bucket.index
     return bucket.index
 
 
@@ -247,7 +248,7 @@ def _fill_small_files(plan: BucketPlan, partition: str, files: Iterable[SmallFil
         room = _java_long_div(max_size - small_file.size_bytes, avg_record_size)
         records = min(room, remaining)
         if records > 0:
-            index = plan.update_index.get((partition, small_file.file_id))
+            index = plan.update_index.get(FileGroupId(partition, small_file.file_id))
             if index is None:
                 index = _add(plan, UPDATE, partition, small_file.file_id)
             pairs.append((index, records))

@@ -39,6 +39,7 @@ from ..io.base_file import (
 from ..io.conform import conform
 from ..merge.payload import drop_soft_deletes, merge_with_stored
 from ..merge.spillable_map import SpillableRecordMap
+from ..table.file_group_id import FileGroupId
 from ..table.file_names import make_base_file_name
 from ..table.partition_metadata import write_partition_metadata
 from ..timeline.commit_metadata import WriteStat
@@ -65,6 +66,10 @@ class Target:
     base_instant: str | None
     appends: bool = False
     log_files: tuple[str, ...] = ()
+
+    @property
+    def file_group(self) -> FileGroupId:
+        return FileGroupId(self.partition_path, self.file_id)
 
 
 @dataclass

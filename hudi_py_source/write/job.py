@@ -8,6 +8,7 @@ there list nothing again; a pickled job leaves it behind and loads the table onc
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,8 +70,9 @@ class WriteJob:
             return True
         return self.operation == "bulk_insert" and self.config.get(INDEX_TYPE) == "BUCKET"
 
-    @property
+    @functools.cached_property
     def config(self) -> HoodieConfig:
+        """The options parsed once per process (a pickled job carries the parsed config along)."""
         return HoodieConfig(self.options)
 
     @property

@@ -24,15 +24,13 @@ import pyarrow as pa
 from pyarrow import ipc
 
 from ..merge.spillable_map import key_hash64
+from ..table.file_group_id import FileGroupId
 from .record_columns import FILE_ID_COLUMN, KEY_COLUMN, PATH_COLUMN
 
 _MAX_PARTS = 1024
 _READ_ROWS = 8192
 
-Target = tuple[str, str]
-
-
-def split_by_target(rows: pa.Table) -> Iterator[tuple[Target, pa.Table]]:
+def split_by_target(rows: pa.Table) -> Iterator[tuple[FileGroupId, pa.Table]]:
     """(partition, file id) and its rows (file id column dropped), targets in sorted order."""
     by_target = [(PATH_COLUMN, "ascending"), (FILE_ID_COLUMN, "ascending")]
     rows = rows.sort_by(by_target)
@@ -41,7 +39,7 @@ def split_by_target(rows: pa.Table) -> Iterator[tuple[Target, pa.Table]]:
     for partition, file_id, size in zip(sizes.column(PATH_COLUMN).to_pylist(),
                                         sizes.column(FILE_ID_COLUMN).to_pylist(),
                                         sizes.column("count_all").to_pylist()):
-        yield (partition, file_id), rows.slice(start, size).drop_columns([FILE_ID_COLUMN])
+        yield FileGroupId(partition, file_id), rows.slice(start, size).drop_columns([FILE_ID_COLUMN])
         start += size
 
 
@@ -51,8 +49,8 @@ class TargetFiles:
     def __init__(self, spill_dir: str) -> None:
         os.makedirs(spill_dir, exist_ok=True)
         self.dir = tempfile.mkdtemp(prefix="pyhudi-stage-", dir=spill_dir)
-        self._writers: dict[Target, ipc.RecordBatchStreamWriter] = {}
-        self._paths: dict[Target, str] = {}
+        self._writers: dict[FileGroupId, ipc.RecordBatchStreamWriter] = {}
+        self._paths: dict[FileGroupId, str] = {}
         self.num_rows = 0
 
     def __enter__(self) -> Self:
@@ -74,7 +72,7 @@ class TargetFiles:
                 writer = self._writers[target] = ipc.new_stream(path, part.schema)
             writer.write_table(part)
 
-    def finish(self) -> dict[Target, str]:
+    def finish(self) -> dict[FileGroupId, str]:
         for writer in self._writers.values():
             writer.close()
         self._writers.clear()

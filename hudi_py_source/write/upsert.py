@@ -184,7 +184,7 @@ def _deterministic_file_id(instant: str, partition: str, n: int) -> str:
 
 
 def insert_plan(job: WriteJob, table: HoodieTable, per_partition: dict[str, int],
-                updated: AbstractSet[tuple[str, str]]) -> BucketPlan:
+                updated: AbstractSet[FileGroupId]) -> BucketPlan:
     """The UpsertPartitioner's plan: which file group takes how many of each partition's inserts. File groups
     under pending clustering take none: the clustering replaces them with what it read before."""
     cfg = job.config
@@ -206,24 +206,24 @@ def assign_inserts(plan: BucketPlan, inserts: pa.Table) -> pa.Table:
     return inserts.set_column(inserts.schema.get_field_index(FILE_ID_COLUMN), FILE_ID_COLUMN, file_ids)
 
 
-def existing_groups_taking_inserts(plan: BucketPlan) -> set[tuple[str, str]]:
+def existing_groups_taking_inserts(plan: BucketPlan) -> set[FileGroupId]:
     """Existing file groups the plan gives inserts: on merge-on-read they are rewritten into a new base
     file (Hudi's small-file handling) instead of taking log blocks, so the index still finds every key."""
-    return {(plan.buckets[i].partition_path, plan.buckets[i].file_id)
+    return {FileGroupId(plan.buckets[i].partition_path, plan.buckets[i].file_id)
             for inserts in plan.partition_inserts.values() for i in inserts.bucket_indices
             if plan.buckets[i].kind != INSERT}
 
 
-def _small_file_groups(job: WriteJob, table: HoodieTable, partitions: list[str]) -> set[tuple[str, str]]:
+def _small_file_groups(job: WriteJob, table: HoodieTable, partitions: list[str]) -> set[FileGroupId]:
     """Without the plan at hand, every merge-on-read small-file candidate may have taken inserts."""
     small = small_files(table.fs_view(), partitions, job.config.get(PARQUET_SMALL_FILE_LIMIT),
                         set(pending_clustering_file_groups(table.timeline)),
                         merge_on_read=True, candidates_limit=job.config.get(MERGE_SMALL_FILE_GROUP_CANDIDATES))
-    return {(f.partition_path, f.file_id) for files in small.values() for f in files}
+    return {FileGroupId(f.partition_path, f.file_id) for files in small.values() for f in files}
 
 
 def _target(job: WriteJob, partition: str, file_id: str, found: FileSlice | None,
-            takes_inserts: set[tuple[str, str]], compacting: dict[FileGroupId, str]) -> Target:
+            takes_inserts: set[FileGroupId], compacting: dict[FileGroupId, str]) -> Target:
     """On merge-on-read, a file group under a pending compaction takes its log records in the slice the
     compaction opened (logs named after the compaction instant), never in the slice being compacted."""
     base = found.base_file if found is not None else None
@@ -236,8 +236,8 @@ def _target(job: WriteJob, partition: str, file_id: str, found: FileSlice | None
                   appends, tuple(log.name for log in found.log_files) if appends and found else ())
 
 
-def targets_of(job: WriteJob, table: HoodieTable, keys: Iterable[tuple[str, str]],
-               takes_inserts: set[tuple[str, str]] | None = None) -> list[Target]:
+def targets_of(job: WriteJob, table: HoodieTable, keys: Iterable[FileGroupId],
+               takes_inserts: set[FileGroupId] | None = None) -> list[Target]:
     """The target of each (partition, file id): the base file it merges with or, on merge-on-read, the
     slice it appends log files to. `takes_inserts`: existing file groups the bucket plan gave inserts."""
     keys = list(keys)
@@ -298,7 +298,7 @@ def write_targets(job: WriteJob, results: list[TaskResult]) -> tuple[list[WriteS
                 staging.add(_placed(plan, pa.Table.from_batches([batch])))
         files = staging.finish()
         targets = targets_of(job, table, files, takes_inserts)
-        work = [(job, target, files[(target.partition_path, target.file_id)], write_token(n, 0, n), n)
+        work = [(job, target, files[target.file_group], write_token(n, 0, n), n)
                 for n, target in enumerate(targets)]
         workers = min(len(work), os.cpu_count() or 1)
         if workers > 1 and staging.num_rows >= _PARALLEL_MIN_ROWS:
