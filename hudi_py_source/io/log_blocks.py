@@ -277,6 +277,18 @@ def _arrow_schema_of(schema_json: str) -> pa.Schema:
     return avro_to_arrow(json.loads(schema_json))
 
 
+def _versioned(block: LogBlock, kind: str, supported: int, note: str) -> int:
+    """The int after a block content's version, once the version is the one pyhudi reads: a content too short
+    to hold both is damaged, another version is a format pyhudi does not read."""
+    if len(block.content) < 8:
+        raise HoodieCorruptedDataError(f"{kind.removeprefix('avro ')} at offset {block.offset} is too short")
+    version, value = struct.unpack_from(">ii", block.content, 0)
+    if version != supported:
+        raise HoodieUnsupportedFileError(f"{kind} version {version} at offset {block.offset} is not supported{note}",
+                                         feature=f"{kind} version {version}")
+    return int(value)
+
+
 def decode_data_block(block: LogBlock, arrow_schema: pa.Schema | None = None,
                       fields: set[str] | None = None) -> pa.Table:
     """Rows of a data block, meta columns included; only the columns in `fields` when given (a reader that
@@ -295,12 +307,7 @@ def decode_data_block(block: LogBlock, arrow_schema: pa.Schema | None = None,
     if not schema_json:
         raise HoodieCorruptedDataError(f"data block at offset {block.offset} has no SCHEMA header")
     content = block.content
-    if len(content) < 8:
-        raise HoodieCorruptedDataError(f"data block at offset {block.offset} is too short")
-    version, count = struct.unpack_from(">ii", content, 0)
-    if version != DATA_BLOCK_VERSION:
-        raise HoodieUnsupportedFileError(f"avro data block version {version} at offset {block.offset} is not "
-                                         "supported", feature=f"avro data block version {version}")
+    count = _versioned(block, "avro data block", DATA_BLOCK_VERSION, "")
     schema = arrow_schema if arrow_schema is not None else _arrow_schema_of(schema_json)
     if fields is not None:
         schema = pa.schema([f for f in schema if f.name in fields])
@@ -358,13 +365,7 @@ def decode_delete_block(block: LogBlock) -> pa.Table:
         raise HoodieUnsupportedFileError(f"block at offset {block.offset} is a {block.block_type.name}, not a "
                                          "DELETE_BLOCK", feature=block.block_type.name)
     content = block.content
-    if len(content) < 8:
-        raise HoodieCorruptedDataError(f"delete block at offset {block.offset} is too short")
-    version, length = struct.unpack_from(">ii", content, 0)
-    if version != DELETE_BLOCK_VERSION:
-        raise HoodieUnsupportedFileError(f"delete block version {version} at offset {block.offset} is not supported "
-                                         f"(only version 3, Avro HoodieDeleteRecordList)",
-                                         feature=f"delete block version {version}")
+    length = _versioned(block, "delete block", DELETE_BLOCK_VERSION, " (only version 3, Avro HoodieDeleteRecordList)")
     try:
         records = avro_records.decode_delete_records(memoryview(content)[8:8 + length])
     except (ValueError, EOFError, IndexError, KeyError, UnicodeDecodeError) as exc:
