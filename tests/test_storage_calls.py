@@ -20,7 +20,7 @@ import pytest
 from storage_calls import UPDATED, options, rows, scenario
 
 from hudi_py_source import Table
-from hudi_py_source.storage import Storage
+from hudi_py_source.storage import Storage, counted_calls
 
 LOCAL = {
     "COPY_ON_WRITE": {
@@ -95,3 +95,16 @@ def test_an_upsert_lists_each_partition_it_touches_once_and_no_other(tmp_path, m
     table.write(rows(UPDATED + [400, 402], 2), options("upsert", table_type))
     assert {path: n for path, n in listed.items() if not path.startswith(".hoodie")} == {"p0": 1, "p2": 1}
     assert listed[".hoodie"] == 1
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_an_upsert_with_the_default_inline_services_lists_nine_folders(tmp_path, table_type: str) -> None:
+    """Hudi's defaults clean and archive after every commit: each loads the timeline once more (2 LISTs) and
+    archival lists its folder (1); before the table was loaded once per operation this upsert made 23-24."""
+    table = Table(str(tmp_path / "t"))
+    defaults = {k: v for k, v in options("upsert", table_type).items()
+                if k not in ("hoodie.clean.automatic", "hoodie.archive.automatic")}
+    table.write(rows(list(range(400)), 1), {**defaults, "hoodie.datasource.write.operation": "bulk_insert"})
+    with counted_calls() as calls:
+        table.write(rows(UPDATED + [400, 402], 2), defaults)
+    assert calls["list"] == 9
