@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import fixtures_dir
+from support.fixture_tables import fixtures_dir
 
 from hudi_py_source.errors import HoodieSchemaError
 from hudi_py_source.io.avro_schema import (

@@ -12,9 +12,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import fixtures_dir
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.fixture_tables import fixtures_dir
 
 from hudi_py_source.errors import HoodieKeyError, HoodieSchemaError
 from hudi_py_source.io.base_file import (

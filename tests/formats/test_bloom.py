@@ -11,9 +11,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import fixtures_dir
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.fixture_tables import fixtures_dir
 
 from hudi_py_source.errors import HoodieConfigError, HoodieError, HoodieKeyError
 from hudi_py_source.io.bloom import (

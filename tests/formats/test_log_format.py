@@ -16,9 +16,9 @@ import fastavro
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import fixtures_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.fixture_tables import fixtures_dir
 
 from hudi_py_source.errors import HoodieCorruptedDataError, HoodieSchemaError, HoodieTableChangedError
 from hudi_py_source.io.avro_records import DELETE_RECORD_LIST_SCHEMA, encode_records

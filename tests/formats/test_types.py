@@ -20,7 +20,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from oracles import hudi_rs_read
+from support.oracles import hudi_rs_read
 
 from hudi_py_source import Table
 from hudi_py_source.errors import HoodieSchemaError

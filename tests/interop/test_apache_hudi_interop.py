@@ -25,6 +25,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from apache_hudi.client import run_apache_hudi
+from support.interop import assert_same_table, by_key
 
 from hudi_py_source import Table
 from hudi_py_source.table.file_names import parse_log_file_name
@@ -36,7 +37,6 @@ SNAPSHOT, READ_OPTIMIZED = "snapshot", "read_optimized"
 CITIES = ("amsterdam", "chennai", "san_francisco")
 DAY0 = dt.date(2024, 1, 1)
 T0 = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
-KEY = "_hoodie_record_key"
 CALL_TIMEOUT_SECONDS = 240
 
 # (operation, record ids, version): the records are rows(ids, version), whose ts is version * 1000 + id.
@@ -93,22 +93,6 @@ def hudi_options(table_type: str, operation: str, **extra: str) -> dict[str, str
         "hoodie.metadata.enable": "false",
         **extra,
     }
-
-
-def by_key(table: pa.Table, columns: list[str]) -> list[dict[str, Any]]:
-    return sorted(table.select(columns).to_pylist(), key=lambda r: r[KEY])
-
-
-def assert_same_table(apache: pa.Table, ours: pa.Table) -> None:
-    """The same columns with the same types, and the same rows (in any order), meta columns included.
-
-    Column order is not compared: Apache Hudi 0.15's Spark reads that go through Spark's HadoopFsRelation (COW
-    snapshot, read_optimized, time travel) put the partition column last, as Spark does for any partitioned
-    file source, while its MOR snapshot and incremental reads keep the table schema's order (pyhudi's)."""
-    assert sorted(apache.column_names) == sorted(ours.column_names)
-    for name in apache.column_names:
-        assert apache.schema.field(name).type == ours.schema.field(name).type, name
-    assert by_key(apache, apache.column_names) == by_key(ours, apache.column_names)
 
 
 def apache_read(path: Path, query: str = SNAPSHOT) -> dict[str, Any]:

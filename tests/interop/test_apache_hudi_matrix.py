@@ -37,8 +37,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from apache_hudi.client import ApacheHudiError, run_apache_hudi
-from test_apache_hudi_interop import assert_same_table
-from test_cow_operations import KEYGENS, key_of, partition_of, rows
+from support.cow_operations import KEYGENS, key_of, partition_of, rows
+from support.interop import assert_same_table
 
 from hudi_py_source import Table
 from hudi_py_source.errors import HoodieTimeTravelError

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from oracles import assert_reads_like_hudi_rs
+from support.oracles import assert_reads_like_hudi_rs
 
 from hudi_py_source import Predicate, Table
 

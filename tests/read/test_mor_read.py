@@ -11,9 +11,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from oracles import assert_reads_like_hudi_rs
-from test_cow_operations import rows
-from test_mor_write import mor_options
+from support.cow_operations import rows
+from support.mor_write import mor_options
+from support.oracles import assert_reads_like_hudi_rs
 
 from hudi_py_source import Predicate, Table
 from hudi_py_source.errors import HoodieConfigError, HoodieCorruptedDataError

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pyarrow.parquet as pq
-from test_cow_operations import options, rows
+from support.cow_operations import options, rows
 
 from hudi_py_source import Predicate, Table
 from hudi_py_source.read.query import plan_read

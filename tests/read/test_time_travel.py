@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_incremental import got, write_steps
+from support.incremental import got, write_steps
 
 from hudi_py_source import Table
 from hudi_py_source.errors import HoodieConfigError

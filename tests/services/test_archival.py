@@ -15,9 +15,9 @@ from pathlib import Path
 import fastavro
 import pyarrow as pa
 import pytest
-from oracles import hudi_rs_read
-from test_cow_operations import data_rows, options, rows
-from test_mor_write import mor_options
+from support.cow_operations import data_rows, options, rows
+from support.mor_write import mor_options
+from support.oracles import hudi_rs_read
 
 from hudi_py_source import Table
 from hudi_py_source.config import HoodieConfig
@@ -33,7 +33,7 @@ from hudi_py_source.timeline.archived import ArchivedTimeline, entry_blocks, rea
 from hudi_py_source.timeline.instant import Instant, comparable_action
 from hudi_py_source.write.client import start_write, write_task
 
-FIXTURE = Path(__file__).parent / "fixtures" / "hudi_0_13_0_archive"
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "hudi_0_13_0_archive"
 ARCHIVE_1 = ".hoodie/archived/.commits_.archive.1_1-0-1"
 MANUAL = {"hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false",
           "hoodie.keep.min.commits": "4", "hoodie.keep.max.commits": "6", "hoodie.cleaner.commits.retained": "2"}

@@ -12,9 +12,9 @@ import posixpath
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from oracles import hudi_rs_read
-from test_cow_operations import data_rows, options, rows
-from test_mor_write import base_files, log_files, mor_options
+from support.cow_operations import data_rows, options, rows
+from support.mor_write import base_files, log_files, mor_options
+from support.oracles import hudi_rs_read
 
 from hudi_py_source import Table
 from hudi_py_source.config import HoodieConfig

@@ -14,10 +14,11 @@ import shutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from oracles import hudi_rs_read
-from test_compaction import mor_table
-from test_cow_operations import data_rows, options, rows
-from test_mor_write import base_files
+from support.clustering import two_commits
+from support.compaction import mor_table
+from support.cow_operations import data_rows, options, rows
+from support.mor_write import base_files
+from support.oracles import hudi_rs_read
 
 from hudi_py_source import Table
 from hudi_py_source.errors import HoodieClusteringConflictError, HoodieClusteringUpdateError, HoodieConfigError
@@ -183,14 +184,6 @@ def test_execute_cow_sorted_into_planned_file_groups(tmp_path) -> None:
     # records kept their commit times: nothing is new since the clustering for incremental queries
     assert Table(url).read_incremental(last_commit).num_rows == 0
     assert records(Table(url).read_incremental("0")) == before
-
-
-def two_commits(url: str, n: int) -> Table:
-    """Two bulk_inserts of `n` rows each over three city partitions: two small file groups per partition."""
-    table = Table(url)
-    for start in (0, n):
-        table.write(rows(range(start, start + n)), options("simple_hive", "bulk_insert"))
-    return table
 
 
 def test_no_preserve_commit_metadata_stamps_the_clustering(tmp_path) -> None:

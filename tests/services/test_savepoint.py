@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from oracles import hudi_rs_read, sorted_rows
-from test_cow_operations import data_rows, options, rows
-from test_mor_write import base_files, log_files, mor_options
+from support.cow_operations import data_rows, options, rows
+from support.mor_write import base_files, log_files, mor_options
+from support.oracles import hudi_rs_read, sorted_rows
 
 from hudi_py_source import Table
 from hudi_py_source.errors import HoodieTableError, HoodieTimelineError

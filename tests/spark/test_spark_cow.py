@@ -7,8 +7,8 @@ import os
 
 import pyarrow as pa
 import pytest
-from oracles import daft_read, hudi_rs_read
-from test_cow_operations import DATA_COLUMNS, data_rows, options, rows
+from support.cow_operations import DATA_COLUMNS, data_rows, options, rows
+from support.oracles import daft_read, hudi_rs_read
 
 from hudi_py_source import Table
 from hudi_py_source.errors import HoodieTableError

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from test_cow_operations import options, rows
-from test_incremental import write_steps
+from support.cow_operations import options, rows
+from support.incremental import write_steps
 
 from hudi_py_source import Table
 from hudi_py_source.spark.batch import PyHudiPruningReader, applies_exactly, to_predicate

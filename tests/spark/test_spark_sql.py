@@ -1,6 +1,6 @@
 """Spark SQL over tables registered by name, in plain SQL, across sessions (Hive metastore on disk).
 
-Each session is its own process and JVM (tests/sql_session.py), so the second one finds the tables only
+Each session is its own process and JVM (tests/support/sql_session.py), so the second one finds the tables only
 through the metastore. The statements are what a user types; the answers are checked row for row.
 """
 
@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from oracles import hudi_rs_read, sorted_rows
+from support.oracles import hudi_rs_read, sorted_rows
 
 from hudi_py_source import Table
 
 pytestmark = pytest.mark.spark
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 COLUMNS = "id STRING, ts BIGINT, amount DOUBLE, dt STRING, _hoodie_is_deleted BOOLEAN"
 
 
@@ -33,8 +33,8 @@ def run_session(state: Path, statements: list[str], writes: list[dict] | None = 
     env = {**os.environ, "SPARK_CONF_DIR": str(REPO_ROOT / "spark-conf"), "PYSPARK_PYTHON": sys.executable,
            "PYSPARK_DRIVER_PYTHON": sys.executable,
            "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, str(REPO_ROOT / "tests" / "sql_session.py"), str(state), str(script),
-                           *extra],
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "tests" / "support" / "sql_session.py"), str(state),
+                           str(script), *extra],
                           capture_output=True, text=True, env=env, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]

@@ -10,8 +10,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from oracles import hudi_rs_read
-from test_cow_operations import DATA_COLUMNS, data_rows, options, rows
+from support.cow_operations import DATA_COLUMNS, data_rows, options, rows
+from support.oracles import hudi_rs_read
 
 from hudi_py_source import Table
 from hudi_py_source.errors import HoodieConfigError, HoodieError

@@ -1,6 +1,6 @@
 """One Spark SQL session with a persistent (Derby) Hive metastore, as a separate process, for the SQL tests.
 
-Usage: python tests/sql_session.py <state dir> <statements file> [<writes file>]. First runs the writes (a JSON
+Usage: python tests/support/sql_session.py <state dir> <statements file> [<writes file>]. First runs the writes (a JSON
 list of {"path", "options", "rows", "ddl"}) through `hudi_py_source.spark.write`, which syncs the catalog when
 the options say so; then the file's statements (separated by lines holding only `;`) in order, printing one
 JSON line per statement: {"rows": [...]} or {"error": "..."}. Each run is a fresh JVM, so a table found by

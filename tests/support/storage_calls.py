@@ -1,9 +1,9 @@
-"""The storage calls of each operation of a fixed scenario, by kind: what tests/test_storage_calls.py pins.
+"""The storage calls of each operation of a fixed scenario, by kind: what tests/system/test_storage_calls.py pins.
 
 The scenario is small and deterministic (400 rows in 4 partitions, then upserts of 12 records into 2 of
 them), so the counts depend only on what each operation asks of storage. Run as a script it prints them:
 
-    .venv/bin/python tests/storage_calls.py [BASE_URL]
+    .venv/bin/python tests/support/storage_calls.py [BASE_URL]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A writer of numbered versions with every table service on, for tests that read or kill beside it.
 
-Run as `python versioned_writer.py PATH TABLE_TYPE FIRST_VERSION` (test_sigkill.py kills it). It prints
+Run as `python versioned_writer.py PATH TABLE_TYPE FIRST_VERSION` (system/test_sigkill.py kills it). It prints
 `ready` once imported and `committed V` as soon as each write returns, flushed, so the killer knows what
 was committed before the kill. Version 0 writes every key; version v > 0 rewrites a rotating third of
 them, so every state the table can be in is known in advance (`states`).

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from support.corruption import OPTIONS, batch, data_files, mor_table, rewrite, the_log
 
 from hudi_py_source import Table
 from hudi_py_source.errors import HoodieCorruptedDataError, HoodieTableChangedError
@@ -23,14 +24,6 @@ from hudi_py_source.table.file_names import make_log_file_name, parse_base_file_
 from hudi_py_source.table.hoodie_table import HoodieTable
 from hudi_py_source.timeline.instant import DELTA_COMMIT
 
-OPTIONS = {
-    "hoodie.table.name": "t",
-    "hoodie.datasource.write.table.type": "MERGE_ON_READ",
-    "hoodie.datasource.write.recordkey.field": "id",
-    "hoodie.datasource.write.partitionpath.field": "part",
-    "hoodie.datasource.write.precombine.field": "ts",
-    "hoodie.datasource.write.operation": "upsert",
-}
 SKIP = {"hoodie.pyhudi.read.skip.corrupt.log.blocks": "true"}
 ONE_RECORD_PER_BLOCK = {"hoodie.logfile.data.block.max.size": "1"}
 OLDER = [("k0", "v0-0"), ("k1", "v0-1"), ("k2", "v0-2"), ("k3", "v0-3")]
@@ -40,39 +33,8 @@ ADVICE = ("Restore the file from a backup, restore the table to a savepoint from
           "hoodie.pyhudi.read.skip.corrupt.log.blocks=true to read past the block without its records")
 
 
-def batch(ids: list[int], version: int) -> pa.Table:
-    return pa.table({
-        "id": [f"k{i}" for i in ids],
-        "part": ["p"] * len(ids),
-        "ts": pa.array([version] * len(ids), pa.int64()),
-        "v": [f"v{version}-{i}" for i in ids],
-    })
-
-
 def values(table: pa.Table) -> list[tuple[str, str]]:
     return sorted(zip(table.column("id").to_pylist(), table.column("v").to_pylist(), strict=True))
-
-
-def mor_table(tmp_path: Path, table_type: str = "MERGE_ON_READ", **update: str) -> tuple[str, str, str]:
-    """k0..k3 inserted at the first instant (one base file), k0 and k1 updated at the second (one log file on
-    merge-on-read): (url, first instant, second instant)."""
-    url = str(tmp_path / "t")
-    options = {**OPTIONS, "hoodie.datasource.write.table.type": table_type}
-    first = Table(url).write(batch([0, 1, 2, 3], 0), options)
-    second = Table(url).write(batch([0, 1], 1), {**options, **update})
-    assert first is not None and second is not None
-    return url, first, second
-
-
-def data_files(url: str, marker: str) -> list[str]:
-    """Paths relative to the table of its files whose name holds `marker` (".log." or ".parquet")."""
-    return sorted(os.path.relpath(os.path.join(d, f), url) for d, _, names in os.walk(url) if ".hoodie" not in d
-                  for f in names if marker in f and not f.startswith(".hoodie"))
-
-
-def the_log(url: str) -> str:
-    (log,) = data_files(url, ".log.")
-    return log
 
 
 def files_and_bytes(url: str) -> dict[str, bytes]:
@@ -80,14 +42,6 @@ def files_and_bytes(url: str) -> dict[str, bytes]:
     return {os.path.relpath(os.path.join(d, f), url): Path(d, f).read_bytes()
             for d, _, names in os.walk(url) if ".hoodie" not in os.path.relpath(d, url).split(os.sep)
             for f in names}
-
-
-def rewrite(url: str, rel_path: str, data: bytes) -> bytes:
-    """Replace a file's content; returns the original (the user's backup)."""
-    path = Path(url, rel_path)
-    original = path.read_bytes()
-    path.write_bytes(data)
-    return original
 
 
 def read_error(url: str, options: dict[str, str] | None = None) -> str:

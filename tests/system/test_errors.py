@@ -11,10 +11,10 @@ import struct
 from pathlib import Path
 
 import pytest
-from test_clustering import two_commits
-from test_corruption import mor_table, rewrite, the_log
-from test_cow_operations import options, rows
-from test_incremental import write_clean
+from support.clustering import two_commits
+from support.corruption import mor_table, rewrite, the_log
+from support.cow_operations import options, rows
+from support.incremental import write_clean
 
 import hudi_py_source
 from hudi_py_source import (

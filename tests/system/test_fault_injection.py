@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from faults import FaultInjectingStorage, InjectedCrash
-from oracles import hudi_rs_read
+from support.faults import FaultInjectingStorage, InjectedCrash
+from support.oracles import hudi_rs_read
 
 from hudi_py_source import Table
 from hudi_py_source.table.hoodie_table import HoodieTable

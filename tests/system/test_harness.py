@@ -9,8 +9,8 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from conftest import fixtures_dir, unzip_table
-from oracles import (
+from support.fixture_tables import fixtures_dir, unzip_table
+from support.oracles import (
     META_COLUMNS,
     assert_same_rows,
     daft_read,

@@ -30,8 +30,8 @@ import pytest
 from apache_hudi.client import run_apache_hudi
 from hypothesis import HealthCheck, Phase, example, given, seed, settings
 from hypothesis import strategies as st
-from oracles import hudi_rs_read
-from test_apache_hudi_interop import assert_same_table
+from support.interop import assert_same_table
+from support.oracles import hudi_rs_read
 
 from hudi_py_source import Table
 from hudi_py_source.storage import Storage

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from oracles import hudi_rs_read
+from support.oracles import hudi_rs_read
 
 from hudi_py_source import Table
 from hudi_py_source.errors import HoodieCorruptedDataError, HoodieTimelineError

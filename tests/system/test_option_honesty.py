@@ -8,7 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from oracles import hudi_rs_read
+from support.oracles import hudi_rs_read
 
 from hudi_py_source.errors import HoodieConfigError, HoodieTableError
 from hudi_py_source.services.archival import archive

@@ -13,7 +13,7 @@ from multiprocessing.synchronize import Event
 from pathlib import Path
 
 import pytest
-from versioned_writer import batch, options, states
+from support.versioned_writer import batch, options, states
 
 from hudi_py_source import Table
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_cow_operations import data_rows, options, rows
+from support.cow_operations import data_rows, options, rows
 
 from hudi_py_source import HoodieConfigError, HoodieTableError, Table
 from hudi_py_source.storage import Storage

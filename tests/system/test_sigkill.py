@@ -1,12 +1,12 @@
 """SIGKILL a real writer process with every table service on, again and again (issue 14).
 
-Each round starts `versioned_writer.py` on the table at the version after the one it holds, kills it
+Each round starts `support/versioned_writer.py` on the table at the version after the one it holds, kills it
 with SIGKILL at a random moment after it is ready, and checks the table: pyhudi and hudi-rs read the
 same whole snapshot (no wrong row, no duplicate key), at least as new as the last write the writer saw
 return (no lost commit). The next round's first write is the "next write" that must succeed.
 
-`python tests/test_sigkill.py ROUNDS [SEED]` runs a long campaign on COW and MOR and prints its counts
-(`make kill-test KILLS=500`).
+`PYTHONPATH=tests python tests/system/test_sigkill.py ROUNDS [SEED]` runs a long campaign on COW and MOR and
+prints its counts (`make kill-test KILLS=500`).
 """
 
 from __future__ import annotations
@@ -23,14 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from oracles import hudi_rs_read
-from versioned_writer import states
+from support.oracles import hudi_rs_read
+from support.versioned_writer import states
 
 from hudi_py_source import Table
 
 pytestmark = pytest.mark.slow
 
 HERE = Path(__file__).resolve().parent
+WRITER = HERE.parent / "support" / "versioned_writer.py"
 KNOWN = states(20000)
 ROUNDS_IN_SUITE = 12
 
@@ -67,7 +68,7 @@ def version_of(path: str) -> int:
 
 def one_round(path: str, table_type: str, rng: random.Random, campaign: Campaign) -> None:
     before = version_of(path)
-    writer = subprocess.Popen([sys.executable, str(HERE / "versioned_writer.py"), path, table_type, str(before + 1)],
+    writer = subprocess.Popen([sys.executable, str(WRITER), path, table_type, str(before + 1)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE)
     assert writer.stdout is not None
     assert writer.stdout.readline().strip() == "ready", writer.stderr.read() if writer.stderr else ""

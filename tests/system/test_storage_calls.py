@@ -1,7 +1,7 @@
 """Storage calls per operation, pinned: on an object store every call is a request, so a change that lists,
 reads or asks more than before fails here and must say why.
 
-The scenario (tests/storage_calls.py) writes 400 rows into 4 partitions, upserts 12 records into 2 of them
+The scenario (tests/support/storage_calls.py) writes 400 rows into 4 partitions, upserts 12 records into 2 of them
 twice, reads, runs the table services, on both table types. What the numbers are made of, for the upsert:
 6 LISTs = the timeline folder once, the 2 touched partitions once each (tagging, bucket planning and the
 commit share one load of the table), and the write's marker folders (its root and one per partition) once
@@ -17,7 +17,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from storage_calls import UPDATED, options, rows, scenario
+from support.storage_calls import UPDATED, options, rows, scenario
 
 from hudi_py_source import Table
 from hudi_py_source.storage import Storage

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from conftest import fixtures_dir
+from support.fixture_tables import fixtures_dir
 
 from hudi_py_source.table.file_names import (
     UNKNOWN_WRITE_TOKEN,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import hudi
 import pytest
-from conftest import fixtures_dir
+from support.fixture_tables import fixtures_dir
 
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.fs_view import BaseFile, FileSlice, FileSystemView, LogFile

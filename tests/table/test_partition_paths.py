@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from oracles import hudi_rs_read
+from support.oracles import hudi_rs_read
 
 from hudi_py_source.errors import HoodieKeyError
 from hudi_py_source.read.predicates import Predicate

@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import fixtures_dir
 from hypothesis import given
 from hypothesis import strategies as st
+from support.fixture_tables import fixtures_dir
 
 from hudi_py_source.errors import HoodieTableError
 from hudi_py_source.storage import Storage

@@ -7,7 +7,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import fixtures_dir
+from support.fixture_tables import fixtures_dir
 
 from hudi_py_source.timeline.commit_metadata import CommitMetadata, WriteStat, jackson_pretty
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import fixtures_dir
+from support.fixture_tables import fixtures_dir
 
 from hudi_py_source.errors import HoodieTimelineError
 from hudi_py_source.storage import Storage

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import fixtures_dir
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.fixture_tables import fixtures_dir
 
 from hudi_py_source.config import HoodieConfig
 from hudi_py_source.errors import HoodieConfigError, HoodieKeyError

@@ -15,9 +15,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from oracles import hudi_rs_read
-from test_cow_operations import data_rows, options, rows
-from test_mor_write import mor_options
+from support.cow_operations import data_rows, options, rows
+from support.mor_write import mor_options
+from support.oracles import hudi_rs_read
 
 from hudi_py_source import Table
 from hudi_py_source.config import KAFKA_CALLBACK_CLASS as KAFKA_CALLBACK
@@ -192,7 +192,7 @@ class Recorder:
     def call(self, message: CallbackMessage) -> None:
         timeline = HoodieTable.load(Storage(message.base_path)).timeline
         Recorder.messages.append((message, [f"{i.timestamp}.{i.action}" for i in timeline.completed()]))
-        assert self.options["hoodie.write.commit.callback.class"] == "test_callbacks.Recorder"
+        assert self.options["hoodie.write.commit.callback.class"] == f"{__name__}.Recorder"
 
 
 class NoArgs:
@@ -216,10 +216,9 @@ def test_user_class_runs_last_after_inline_compaction(tmp_path) -> None:
     table = Table(url)
     Recorder.messages = []
     inline = {"hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "2"}
-    first = table.write(rows(range(6)), {**mor_options("bulk_insert", "BLOOM"), **user_options("test_callbacks."
-                                                                                                 "Recorder")})
+    first = table.write(rows(range(6)), {**mor_options("bulk_insert", "BLOOM"), **user_options(f"{__name__}.Recorder")})
     second = table.write(rows([0, 1], 2), {**mor_options("upsert", "BLOOM"), **inline,
-                                           **user_options("test_callbacks.Recorder")})
+                                           **user_options(f"{__name__}.Recorder")})
     assert [(m.commit_time, m.commit_action_type, m.table_name, m.base_path) for m, _ in Recorder.messages] == [
         (first, "deltacommit", "t_simple_hive", url), (second, "deltacommit", "t_simple_hive", url)]
     message, completed_then = Recorder.messages[1]
@@ -227,16 +226,16 @@ def test_user_class_runs_last_after_inline_compaction(tmp_path) -> None:
     assert [s.path for s in message.write_stats] == [s["path"] for s in committed_stats(url, second)]
     assert message.extra_metadata["schema"]
     NoArgs.calls = 0
-    table.write(rows([2], 3), {**mor_options("upsert", "BLOOM"), **user_options("test_callbacks.NoArgs")})
+    table.write(rows([2], 3), {**mor_options("upsert", "BLOOM"), **user_options(f"{__name__}.NoArgs")})
     assert NoArgs.calls == 1 and last_callback_result(url).ok
 
 
 def test_exception_in_user_class_keeps_the_commit(tmp_path) -> None:
     url = str(tmp_path / "t")
     instant = Table(url).write(rows(range(3)), {**options("simple_hive", "bulk_insert"),
-                                                **user_options("test_callbacks.Exploding")})
+                                                **user_options(f"{__name__}.Exploding")})
     assert HoodieTable.load(Storage(url)).timeline.last_completed_commit().timestamp == instant
-    assert last_callback_result(url) == CallbackResult(instant, "test_callbacks.Exploding", False,
+    assert last_callback_result(url) == CallbackResult(instant, f"{__name__}.Exploding", False,
                                                        "RuntimeError: boom")
 
 
@@ -252,8 +251,8 @@ def test_other_java_callback_class_is_refused_before_the_write(tmp_path) -> None
 @pytest.mark.parametrize(("extra", "message"), [
     ({"hoodie.write.commit.callback.class": "no_such_module.Callback"},
      "hoodie.write.commit.callback.class=no_such_module.Callback cannot be imported"),
-    ({"hoodie.write.commit.callback.class": "test_callbacks.Received"},
-     "test_callbacks.Received is not a class with a call\\(message\\) method"),
+    ({"hoodie.write.commit.callback.class": f"{__name__}.Received"},
+     f"{__name__}.Received is not a class with a call\\(message\\) method"),
     ({}, "hoodie.write.commit.callback.http.url is required by hoodie.write.commit.callback.class="
          "org.apache.hudi.callback.impl.HoodieWriteCommitHttpCallback"),
     ({"hoodie.write.commit.callback.class": KAFKA_CALLBACK,

@@ -8,8 +8,8 @@ import re
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from oracles import hudi_rs_read
-from test_cow_operations import data_rows, options, rows
+from support.cow_operations import data_rows, options, rows
+from support.oracles import hudi_rs_read
 
 from hudi_py_source import Table
 from hudi_py_source.errors import HoodieConfigError, HoodieKeyError, HoodieSchemaError, HoodieTableError

@@ -6,8 +6,8 @@ import os
 
 import pyarrow as pa
 import pytest
-from oracles import hudi_rs_read
-from test_cow_operations import data_rows, options, rows
+from support.cow_operations import data_rows, options, rows
+from support.oracles import hudi_rs_read
 
 from hudi_py_source import Table
 from hudi_py_source.errors import HoodieConfigError, HoodieKeyError, HoodieSchemaError

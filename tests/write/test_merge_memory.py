@@ -19,7 +19,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 MB = 1024 * 1024
 
 SCRIPT = textwrap.dedent("""

@@ -12,8 +12,9 @@ import posixpath
 
 import pyarrow as pa
 import pytest
-from oracles import hudi_rs_read
-from test_cow_operations import data_rows, options, rows
+from support.cow_operations import data_rows, rows
+from support.mor_write import MOR, base_files, check, log_files, mor_options
+from support.oracles import hudi_rs_read
 
 from hudi_py_source import Table
 from hudi_py_source.io.log_blocks import BlockType, HeaderKey, decode_data_block, decode_delete_block
@@ -25,34 +26,9 @@ from hudi_py_source.timeline import avro_models
 from hudi_py_source.write.client import start_write, write_task
 from hudi_py_source.write.upsert import write_targets
 
-MOR = "MERGE_ON_READ"
-
-
-def mor_options(operation: str, index: str, **extra: str) -> dict[str, str]:
-    return {**options("simple_hive", operation), "hoodie.datasource.write.table.type": MOR,
-            "hoodie.index.type": index, "hoodie.bucket.index.num.buckets": "2", **extra}
-
 
 def by_id(table: pa.Table) -> dict[str, dict]:
     return {r["id"]: r for r in data_rows(table)}
-
-
-def check(url: str, model: dict[str, dict], base_model: dict[str, dict]) -> None:
-    want = [model[k] for k in sorted(model)]
-    assert data_rows(Table(url).read()) == want
-    assert data_rows(hudi_rs_read(url)) == want
-    read_optimized = Table(url).read({"hoodie.datasource.query.type": "read_optimized"})
-    assert data_rows(read_optimized) == [base_model[k] for k in sorted(base_model)]
-
-
-def log_files(url: str) -> set[str]:
-    return {os.path.relpath(os.path.join(d, f), url) for d, _, fs in os.walk(url) for f in fs
-            if parse_log_file_name(f) is not None}
-
-
-def base_files(url: str) -> set[str]:
-    return {os.path.relpath(os.path.join(d, f), url) for d, _, fs in os.walk(url) for f in fs
-            if ".hoodie" not in d and parse_base_file_name(f) is not None}
 
 
 def file_group_of(url: str) -> dict[str, tuple[str, str]]:

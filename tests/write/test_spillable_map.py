@@ -159,8 +159,8 @@ _PEAK_SCRIPT = textwrap.dedent("""
 def test_peak_memory_stays_near_the_bound(tmp_path: Path) -> None:
     bound, chunks, rows = 4 << 20, 260, 4200
     out = subprocess.run([sys.executable, "-c", _PEAK_SCRIPT, str(bound), str(chunks), str(rows), str(tmp_path)],
-                         capture_output=True, text=True, check=True, cwd=Path(__file__).parent.parent,
-                         env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
+                         capture_output=True, text=True, check=True, cwd=Path(__file__).parents[2],
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
     stats = json.loads(out.stdout)
     assert stats["total"] >= 20 * bound
     assert stats["spilled"] >= stats["total"] // 2
