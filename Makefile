@@ -87,4 +87,4 @@ bench-long-run: $(VENV)/.installed
 # pyhudi and hudi-rs read a whole snapshot, no commit the writer saw return is lost, and the next write works.
 KILLS ?= 500
 kill-test: $(VENV)/.installed
-	cd tests && ../$(PYTHON) test_sigkill.py $(KILLS)
+	PYTHONPATH=$(CURDIR)/tests$${PYTHONPATH:+:$$PYTHONPATH} $(PYTHON) tests/system/test_sigkill.py $(KILLS)

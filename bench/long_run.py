@@ -1,4 +1,4 @@
-"""The long run of tests/test_long_run.py with table services on and off: time, files and bytes on disk.
+"""The long run of tests/system/test_long_run.py with table services on and off: time, files and bytes on disk.
 
 Writes the same 300 small upsert commits (COW and MOR) twice, once with cleaning, archival, clustering and
 (MOR) compaction automatic and once with all of them off, checks each table against the workload's model,
@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from test_long_run import BASE_OPTIONS, SERVICES_OFF, SERVICES_ON, run_workload, table_rows  # noqa: E402
+from support.long_run import BASE_OPTIONS, SERVICES_OFF, SERVICES_ON, run_workload, table_rows  # noqa: E402
 
 from hudi_py_source import Table  # noqa: E402
 

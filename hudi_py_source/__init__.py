@@ -2,7 +2,7 @@
 
 The package in layers, top to bottom. A module imports modules of its own layer or of a layer below it,
 never above; no two modules import each other, even within a layer; every import is at the top of its
-module; only the spark layer imports pyspark. tests/test_layers.py reads this picture and checks the code
+module; only the spark layer imports pyspark. tests/system/test_layers.py reads this picture and checks the code
 against it.
 
     spark: spark.*

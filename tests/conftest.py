@@ -11,12 +11,16 @@ import logging
 import os
 import sys
 import uuid
-import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+# The helpers in tests/support/ assert like test code: pytest rewrites their asserts to show the values.
+pytest.register_assert_rewrite("support")
+
+from support.fixture_tables import fixture_zip, unzip_table  # noqa: E402
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -25,32 +29,6 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 S3_REGION = "us-east-1"
 S3_KEY = "testing"
 S3_SECRET = "testing"
-
-
-def fixtures_dir() -> Path:
-    """Apache-written fixtures vendored with their LICENSE/NOTICE (hudi-rs's test tables and log files), so a
-    clone runs its tests with nothing beside it."""
-    return REPO_ROOT / "tests" / "fixtures"
-
-
-def fixture_zip(name: str) -> Path:
-    """The zip of a fixture table; `cow/...` and `mor/...` names live under `sample_table/`."""
-    tables = fixtures_dir() / "hudi-rs" / "tables"
-    candidates = [tables / f"{name}.zip", tables / "sample_table" / f"{name}.zip"]
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate
-    raise FileNotFoundError(f"no fixture table {name!r}: none of {[str(c) for c in candidates]} exists")
-
-
-def unzip_table(archive: Path, dest: Path) -> Path:
-    """Extract a fixture table, leaving out the macOS resource forks (`__MACOSX/`) the zips carry."""
-    with zipfile.ZipFile(archive) as zf:
-        zf.extractall(dest, [m for m in zf.namelist() if not m.startswith("__MACOSX/")])
-    table = dest / archive.stem
-    if not (table / ".hoodie" / "hoodie.properties").is_file():
-        raise FileNotFoundError(f"{archive} has no top-level folder {archive.stem}/ holding a Hudi table")
-    return table
 
 
 @pytest.fixture

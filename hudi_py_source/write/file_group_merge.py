@@ -114,7 +114,7 @@ def _copy_stored(job: WriteJob, rows: pa.Table, file_name: str) -> pa.Table:
 def _stored_batches(job: WriteJob, path: str) -> Iterator[pa.Table]:
     """The old base file in batches of at most a quarter of the merge's memory bound (and STREAM_ROWS), but
     its file names, which every copied row gets anew. Read through the storage's Python file: through Arrow's
-    native file the merge's peak memory grew with the file (tests/test_merge_memory.py). A file that cannot
+    native file the merge's peak memory grew with the file (tests/write/test_merge_memory.py). A file that cannot
     be read fails naming it."""
     try:
         yield from _read_stored(job, path)

@@ -1,0 +1,273 @@
+"""Model-based test of the COPY_ON_WRITE and MERGE_ON_READ write paths against a dict model.
+
+Random sequences of bulk_insert / insert / upsert / delete, each split over random "tasks" (the same
+key may sit in several of them), with duplicates inside a batch and injected failures: a task attempt
+whose files are never reported, a write aborted, or a driver that dies before committing; on MOR also
+compaction steps (schedule only, or schedule and run), so writes land in slices a pending compaction
+opened. After every step our reader and hudi-rs must return exactly the model's rows (hudi-rs 0.5 is
+skipped while a compaction is pending: it ignores the logs of the slice the compaction opened).
+
+PYHUDI_MODEL_EXAMPLES sets how many sequences run (default 12 on COW, half as many on MOR; the closing
+notes report long runs). On MOR the ordering values grow from step to step: merge-on-read readers differ
+on a later record with a lower ordering value (Java Hudi takes the later one, hudi-rs the higher one).
+
+Apache Hudi 0.15 judges too (marker apache_hudi): PYHUDI_APACHE_SEQUENCES sequences per table type (default 2),
+drawn from a fixed seed, run as above; Apache Hudi reads the middle and final state of each in one JVM call
+and must return the model's rows, and exactly pyhudi's rows and meta columns for every query type.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from apache_hudi.client import run_apache_hudi
+from hypothesis import HealthCheck, Phase, example, given, seed, settings
+from hypothesis import strategies as st
+from support.interop import assert_same_table
+from support.oracles import hudi_rs_read
+
+from hudi_py_source import Table
+from hudi_py_source.storage import Storage
+from hudi_py_source.write.client import abort_write, commit_write, start_write, write_task
+
+CITIES = ("sf", "nyc", "la")
+EXAMPLES = int(os.environ.get("PYHUDI_MODEL_EXAMPLES", "12"))
+
+
+def make_rows(keys: list[int], versions: list[int]) -> pa.Table:
+    return pa.table({
+        "id": [f"k{k:03d}" for k in keys],
+        "ts": pa.array(versions, pa.int64()),
+        "city": [CITIES[k % 3] for k in keys],
+        "value": [f"v{k}-{v}" for k, v in zip(keys, versions)],
+    })
+
+
+def base_options(index: str, table_type: str = "COPY_ON_WRITE") -> dict[str, str]:
+    return {
+        "hoodie.table.name": "model",
+        "hoodie.datasource.write.table.type": table_type,
+        "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "city",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.index.type": index,
+        "hoodie.combine.before.insert": "true",
+        "hoodie.bucket.index.num.buckets": "4",
+        "hoodie.parquet.small.file.limit": "4096",
+        "hoodie.copyonwrite.insert.split.size": "7",
+        "hoodie.copyonwrite.insert.auto.split": "false",
+    }
+
+
+step = st.fixed_dictionaries({
+    "op": st.sampled_from(["bulk_insert", "insert", "upsert", "upsert", "delete"]),
+    "keys": st.lists(st.integers(0, 30), min_size=1, max_size=14),
+    "tasks": st.integers(1, 3),
+    "failure": st.sampled_from(["none", "none", "none", "lost_attempt", "abort", "driver_dies"]),
+    "seed": st.integers(0, 1000),
+})
+
+
+compaction_step = st.fixed_dictionaries({"op": st.sampled_from(["schedule_compaction", "compact"])})
+mor_step = st.one_of(step, step, compaction_step)
+
+
+def apply_to_model(model: dict[str, dict], op: str, batch: pa.Table) -> None:
+    if op == "delete":
+        for key in batch.column("id").to_pylist():
+            model.pop(key, None)
+        return
+    best: dict[str, dict] = {}
+    for row in batch.to_pylist():
+        if row["id"] not in best or row["ts"] >= best[row["id"]]["ts"]:
+            best[row["id"]] = row
+    model.update(best)
+
+
+def batch_for(op: str, keys: list[int], model: dict[str, dict], seed: int) -> list[int]:
+    if op in ("bulk_insert", "insert"):
+        fresh = [k for k in dict.fromkeys(keys) if f"k{k:03d}" not in model]
+        return fresh if op == "insert" else fresh
+    return keys
+
+
+def split(batch: pa.Table, tasks: int, seed: int) -> list[pa.Table]:
+    """Rows dealt to tasks round-robin from a seed-dependent start: a key may land in several tasks."""
+    parts: list[list[int]] = [[] for _ in range(tasks)]
+    for i in range(batch.num_rows):
+        parts[(i + seed) % tasks].append(i)
+    return [batch.take(pa.array(p, pa.int64())) for p in parts]
+
+
+def run_step(url: str, opts: dict[str, str], s: dict, model: dict[str, dict], floor: int = 0) -> None:
+    keys = batch_for(s["op"], s["keys"], model, s["seed"])
+    if not keys:
+        return
+    versions = [floor + s["seed"] * 10 + i % 4 for i in range(len(keys))]
+    batch = make_rows(keys, versions)
+    if s["op"] == "delete":
+        batch = batch.select(["id", "city"])
+    job = start_write(Storage(url), {**opts, "hoodie.datasource.write.operation": s["op"]}, batch.schema)
+    results = []
+    for n, part in enumerate(split(batch, s["tasks"], s["seed"])):
+        if s["failure"] == "lost_attempt" and n == 0:
+            write_task(job, [part], f"{n}-1-99", n)
+        results.append(write_task(job, [part], f"{n}-1-{n}", n))
+    if s["failure"] == "abort":
+        abort_write(job)
+        return
+    if s["failure"] == "driver_dies":
+        return
+    commit_write(job, results)
+    apply_to_model(model, s["op"], batch)
+
+
+def expected(model: dict[str, dict]) -> list[dict]:
+    return [model[k] for k in sorted(model)]
+
+
+def observed(table: pa.Table) -> list[dict]:
+    if table.num_rows == 0:
+        return []
+    return sorted(table.select(["id", "ts", "city", "value"]).to_pylist(), key=lambda r: r["id"])
+
+
+INDEXES = ["BLOOM", "SIMPLE", "GLOBAL_BLOOM", "GLOBAL_SIMPLE", "BUCKET"]
+
+
+def run_sequence(index: str, steps: list[dict], table_type: str,
+                 after_step: Callable[[int, str, dict[str, dict]], None] | None = None) -> None:
+    """Run the steps, checking every table state against the model; `after_step(n, url, model)` sees each
+    state the checks passed (the Apache Hudi variant freezes some)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        url = os.path.join(tmp, "t")
+        opts = base_options(index, table_type)
+        model: dict[str, dict] = {}
+        for n, s in enumerate(steps):
+            exists = os.path.exists(os.path.join(url, ".hoodie"))
+            if s["op"] == "schedule_compaction" and exists:
+                Table(url).schedule_compaction()
+            elif s["op"] == "compact" and exists:
+                Table(url).compact()
+            elif s["op"] not in ("schedule_compaction", "compact"):
+                run_step(url, opts, s, model, floor=n * 100_000 if table_type == "MERGE_ON_READ" else 0)
+            if not os.path.exists(os.path.join(url, ".hoodie")):
+                continue
+            assert observed(Table(url).read()) == expected(model), s
+            if not Table(url).hoodie_table().timeline.pending_compactions():  # hudi-rs 0.5 skips pending slices
+                assert observed(hudi_rs_read(url)) == expected(model), s
+            if after_step is not None:
+                after_step(n, url, model)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(index=st.sampled_from(INDEXES), steps=st.lists(step, min_size=1, max_size=6))
+def test_random_sequences_match_the_model(index: str, steps: list[dict]) -> None:
+    run_sequence(index, steps, "COPY_ON_WRITE")
+
+
+def _write(op: str, keys: list[int], seed: int, failure: str = "none") -> dict:
+    return {"op": op, "keys": keys, "tasks": 2, "failure": failure, "seed": seed}
+
+
+# Always run: writes into a slice a pending compaction opened (schedule only, then writes, then run),
+# a failed write while the plan is pending, and schedule + run in one step.
+COMPACTION_SEQUENCE = [
+    _write("bulk_insert", list(range(20)), 1), _write("upsert", [1, 2, 3, 25, 1], 2),
+    {"op": "schedule_compaction"}, _write("upsert", [2, 5, 26], 3, "lost_attempt"), _write("delete", [3, 4], 4),
+    _write("upsert", [6, 27], 5, "driver_dies"), {"op": "compact"}, _write("upsert", [1, 7, 28], 6),
+    {"op": "compact"},
+]
+
+
+@settings(max_examples=max(1, EXAMPLES // 2), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(index=st.sampled_from(INDEXES), steps=st.lists(mor_step, min_size=1, max_size=7))
+@example(index="BLOOM", steps=COMPACTION_SEQUENCE)
+@example(index="BUCKET", steps=COMPACTION_SEQUENCE)
+def test_random_mor_sequences_match_the_model(index: str, steps: list[dict]) -> None:
+    run_sequence(index, steps, "MERGE_ON_READ")
+
+
+# ---- Apache Hudi reads the tables of random sequences ------------------------------------------------------
+
+# Sequences per table type whose middle and final states Apache Hudi 0.15 reads (one JVM call for all of them).
+APACHE_SEQUENCES = int(os.environ.get("PYHUDI_APACHE_SEQUENCES", "2"))
+APACHE_SEED = 15
+# Every drawn sequence starts from a table, so both frozen states exist.
+FIRST_STEP = _write("bulk_insert", list(range(0, 24, 2)), 0)
+POINTS = ("middle", "final")
+APACHE_CASES = [(t, i, p) for t in ("COPY_ON_WRITE", "MERGE_ON_READ") for i in range(APACHE_SEQUENCES) for p in POINTS]
+
+
+def drawn_sequences(table_type: str, count: int) -> list[tuple[str, list[dict]]]:
+    """`count` (index, steps) draws of this module's strategies from a fixed seed: the same sequences every run,
+    as random as the model test's, with at least four steps each. Hypothesis draws the simplest example first
+    (one key, no failures): it is left out."""
+    drawn: list[tuple[str, list[dict]]] = []
+    steps = step if table_type == "COPY_ON_WRITE" else mor_step
+
+    @seed(APACHE_SEED)
+    @settings(max_examples=count + 1, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(index=st.sampled_from(INDEXES), sequence=st.lists(steps, min_size=4, max_size=7))
+    def draw(index: str, sequence: list[dict]) -> None:
+        drawn.append((index, sequence))
+
+    draw()
+    assert len(drawn) == count + 1, f"Hypothesis drew {len(drawn)} sequences, not {count + 1}"
+    return drawn[1:]
+
+
+def frozen_states(root: Path, table_type: str, number: int, index: str, steps: list[dict]) -> dict[str, Any]:
+    """Run a sequence (pyhudi and hudi-rs checked at every step), freezing a copy of its middle and final states
+    with the model's rows there."""
+    steps = [FIRST_STEP, *steps]
+    points = {len(steps) // 2: "middle", len(steps) - 1: "final"}
+    frozen: dict[str, Any] = {}
+
+    def freeze(n: int, url: str, model: dict[str, dict]) -> None:
+        if n in points:
+            path = shutil.copytree(url, root / f"{table_type}-{number}-{points[n]}")
+            frozen[points[n]] = (path, expected(model))
+
+    run_sequence(index, steps, table_type, freeze)
+    return frozen
+
+
+def apache_queries(table_type: str) -> tuple[str, ...]:
+    return ("snapshot", "read_optimized") if table_type == "MERGE_ON_READ" else ("snapshot",)
+
+
+@pytest.fixture(scope="module")
+def apache_model_reads(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, int, str], Any]:
+    """(table type, sequence, point) -> (path, model rows, {query: Apache Hudi's rows}), one Apache Hudi call."""
+    root = tmp_path_factory.mktemp("model_apache")
+    states = {}
+    for table_type in ("COPY_ON_WRITE", "MERGE_ON_READ"):
+        for number, (index, steps) in enumerate(drawn_sequences(table_type, APACHE_SEQUENCES)):
+            for point, state in frozen_states(root, table_type, number, index, steps).items():
+                states[table_type, number, point] = state
+    reads = [(case, q) for case in APACHE_CASES for q in apache_queries(case[0])]
+    steps = [{"op": "read", "path": str(states[case][0]), "query": q} for case, q in reads]
+    results = run_apache_hudi("0.15.0", steps, root / "apache", 300)
+    answers: dict[tuple[str, int, str], dict[str, pa.Table]] = {case: {} for case in APACHE_CASES}
+    for (case, query), result in zip(reads, results, strict=True):
+        answers[case][query] = result
+    return {case: (*states[case], answers[case]) for case in APACHE_CASES}
+
+
+@pytest.mark.apache_hudi
+@pytest.mark.parametrize("case", APACHE_CASES, ids=["-".join(map(str, c)) for c in APACHE_CASES])
+def test_apache_hudi_reads_random_sequences_as_the_model(apache_model_reads: dict, case: tuple[str, int, str]) -> None:
+    """Apache Hudi's snapshot holds the model's rows, and every query returns exactly what pyhudi's does."""
+    path, model_rows, apache = apache_model_reads[case]
+    assert observed(apache["snapshot"]) == model_rows
+    for query, rows in apache.items():
+        assert_same_table(rows, Table(str(path)).read({"hoodie.datasource.query.type": query}))

@@ -1,0 +1,110 @@
+"""Storage calls per operation, pinned: on an object store every call is a request, so a change that lists,
+reads or asks more than before fails here and must say why.
+
+The scenario (tests/support/storage_calls.py) writes 400 rows into 4 partitions, upserts 12 records into 2 of them
+twice, reads, runs the table services, on both table types. What the numbers are made of, for the upsert:
+6 LISTs = the timeline folder once, the 2 touched partitions once each (tagging, bucket planning and the
+commit share one load of the table), and the write's marker folders (its root and one per partition) once
+at commit, to find files of failed attempts. Before the table was loaded once per operation the same upsert
+made 20 LISTs (64 calls) locally: it walked the whole table three times and loaded the timeline five times.
+Object stores have no folders to create (no mkdir) and check before creating a timeline file (one more
+exists each).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+from support.storage_calls import UPDATED, options, rows, scenario
+
+from hudi_py_source import Table
+from hudi_py_source.storage import Storage, counted_calls
+
+LOCAL = {
+    "COPY_ON_WRITE": {
+        "bulk_insert": {"list": 7, "exists": 14, "read": 1, "write": 16, "delete": 1, "mkdir": 28},
+        "upsert": {"list": 6, "exists": 6, "read": 10, "write": 7, "delete": 1, "mkdir": 9},
+        "upsert again": {"list": 6, "exists": 6, "read": 11, "write": 7, "delete": 1, "mkdir": 9},
+        "snapshot read": {"list": 6, "read": 6},
+        "schedule clustering": {"list": 6, "exists": 1, "read": 3, "write": 1, "mkdir": 1},
+        "clustering": {"list": 11, "exists": 12, "read": 12, "write": 10, "delete": 1, "mkdir": 14},
+        "clean": {"list": 6, "exists": 1, "read": 3},
+        "savepoint": {"list": 6, "exists": 2, "read": 3, "write": 2, "mkdir": 2},
+        "archive": {"list": 2, "exists": 1, "read": 8, "write": 1, "delete": 8, "mkdir": 1},
+    },
+    "MERGE_ON_READ": {
+        "bulk_insert": {"list": 7, "exists": 14, "read": 1, "write": 16, "delete": 1, "mkdir": 28},
+        "upsert": {"list": 6, "exists": 10, "read": 6, "write": 11, "delete": 1, "mkdir": 13},
+        "upsert again": {"list": 6, "exists": 10, "read": 8, "write": 11, "delete": 1, "mkdir": 13},
+        "snapshot read": {"list": 6, "read": 18},
+        "schedule compaction": {"list": 6, "exists": 1, "read": 2, "write": 1, "mkdir": 1},
+        "compaction": {"list": 6, "exists": 5, "read": 16, "write": 6, "delete": 1, "mkdir": 8},
+        "clean": {"list": 6, "exists": 1, "read": 2},
+        "savepoint": {"list": 6, "exists": 2, "read": 2, "write": 2, "mkdir": 2},
+        "archive": {"list": 2, "exists": 1, "read": 8, "write": 1, "delete": 8, "mkdir": 1},
+    },
+}
+S3 = {
+    "COPY_ON_WRITE": {
+        "bulk_insert": {"list": 7, "exists": 18, "read": 1, "write": 16, "delete": 1},
+        "upsert": {"list": 6, "exists": 9, "read": 10, "write": 7, "delete": 1},
+        "upsert again": {"list": 6, "exists": 9, "read": 11, "write": 7, "delete": 1},
+        "snapshot read": {"list": 6, "read": 6},
+        "schedule clustering": {"list": 6, "exists": 2, "read": 3, "write": 1},
+        "clustering": {"list": 11, "exists": 14, "read": 12, "write": 10, "delete": 1},
+        "clean": {"list": 6, "exists": 1, "read": 3},
+        "savepoint": {"list": 6, "exists": 4, "read": 3, "write": 2},
+        "archive": {"list": 2, "exists": 2, "read": 8, "write": 1, "delete": 8},
+    },
+    "MERGE_ON_READ": {
+        "bulk_insert": {"list": 7, "exists": 18, "read": 1, "write": 16, "delete": 1},
+        "upsert": {"list": 6, "exists": 15, "read": 6, "write": 11, "delete": 1},
+        "upsert again": {"list": 6, "exists": 15, "read": 8, "write": 11, "delete": 1},
+        "snapshot read": {"list": 6, "read": 18},
+        "schedule compaction": {"list": 6, "exists": 2, "read": 2, "write": 1},
+        "compaction": {"list": 6, "exists": 7, "read": 16, "write": 6, "delete": 1},
+        "clean": {"list": 6, "exists": 1, "read": 2},
+        "savepoint": {"list": 6, "exists": 4, "read": 2, "write": 2},
+        "archive": {"list": 2, "exists": 2, "read": 8, "write": 1, "delete": 8},
+    },
+}
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_calls_of_each_operation(table_path: tuple[str, dict[str, Any]], table_type: str) -> None:
+    base, storage_options = table_path
+    expected = (S3 if base.startswith("s3://") else LOCAL)[table_type]
+    assert scenario(f"{base}/{table_type.lower()}", table_type, storage_options or None) == expected
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_an_upsert_lists_each_partition_it_touches_once_and_no_other(tmp_path, monkeypatch: pytest.MonkeyPatch,
+                                                                    table_type: str) -> None:
+    table = Table(str(tmp_path / "t"))
+    table.write(rows(list(range(400)), 1), options("bulk_insert", table_type))
+    listed: Counter[str] = Counter()
+    real_ls = Storage._ls
+
+    def recording_ls(self: Storage, full_path: str) -> list[dict[str, Any]]:
+        listed[self.relative(full_path)] += 1
+        return real_ls(self, full_path)
+
+    monkeypatch.setattr(Storage, "_ls", recording_ls)
+    table.write(rows(UPDATED + [400, 402], 2), options("upsert", table_type))
+    assert {path: n for path, n in listed.items() if not path.startswith(".hoodie")} == {"p0": 1, "p2": 1}
+    assert listed[".hoodie"] == 1
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_an_upsert_with_the_default_inline_services_lists_nine_folders(tmp_path, table_type: str) -> None:
+    """Hudi's defaults clean and archive after every commit: each loads the timeline once more (2 LISTs) and
+    archival lists its folder (1); before the table was loaded once per operation this upsert made 23-24."""
+    table = Table(str(tmp_path / "t"))
+    defaults = {k: v for k, v in options("upsert", table_type).items()
+                if k not in ("hoodie.clean.automatic", "hoodie.archive.automatic")}
+    table.write(rows(list(range(400)), 1), {**defaults, "hoodie.datasource.write.operation": "bulk_insert"})
+    with counted_calls() as calls:
+        table.write(rows(UPDATED + [400, 402], 2), defaults)
+    assert calls["list"] == 9
