@@ -162,6 +162,22 @@ DATABASE_NAME = define("hoodie.database.name", "default", str,
 TABLE_TYPE = define("hoodie.datasource.write.table.type", "COPY_ON_WRITE", str,
                     "Table type: COPY_ON_WRITE or MERGE_ON_READ.",
                     choices=("COPY_ON_WRITE", "MERGE_ON_READ"), alternatives=("hoodie.table.type",))
+WRITE_TABLE_VERSION = define(
+    "hoodie.write.table.version", 6, int,
+    "Table version of a new table: 6 (Hudi 0.14 to 0.15, timeline layout 1), 8 (Hudi 1.0) or 9 (Hudi 1.1 and "
+    "later, timeline layout 2). Hudi 1.x's default is 9 and it upgrades older tables to it; pyhudi's default "
+    "stays 6, the version every Hudi release from 0.14 on reads, and it writes an existing table in its own "
+    "version only: given, the option must match it.",
+    validate=lambda v: v in (6, 8, 9))
+WRITE_MERGE_MODE = define(
+    "hoodie.write.record.merge.mode", None, str,
+    "How two versions of a record merge, recorded by version 8 and 9 tables: EVENT_TIME_ORDERING keeps the greater "
+    "ordering value, COMMIT_TIME_ORDERING the later write; unset, the payload class or the ordering field decides.",
+    choices=("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING", "CUSTOM"),
+    supported=("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"),
+    unsupported="pyhudi merges records by event time (DefaultHoodieRecordPayload) or commit time "
+                "(OverwriteWithLatestAvroPayload); it runs no custom merger",
+    alternatives=("hoodie.record.merge.mode",))
 OPERATION = define(
     "hoodie.datasource.write.operation", "upsert", str, "Write operation.",
     choices=("upsert", "insert", "bulk_insert", "delete", "insert_overwrite",

@@ -54,7 +54,7 @@ from ..config import (
     KEEP_MIN_COMMITS,
     HoodieConfig,
 )
-from ..errors import HoodieConfigError, HoodieTimelineError
+from ..errors import HoodieConfigError, HoodieTimelineError, HoodieUnsupportedError
 from ..io.log_blocks import BlockType
 from ..io.log_format import iter_log_blocks, write_log_file
 from ..storage import FileInfo, Storage
@@ -355,8 +355,8 @@ def archive(storage: Storage, options: dict[str, Any] | HoodieConfig | None = No
     validate_archival_config(cfg)
     table = HoodieTable.load(storage)
     if table.props.layout_version >= 2:
-        raise HoodieTimelineError("pyhudi archives timeline layout 1 (table version 6) only; this table uses "
-                                  f"layout {table.props.layout_version} (hoodie.timeline.layout.version)")
+        _refuse_on_layout_2(table, instants_to_archive(table, cfg))
+        return []
     folder = archive_folder(table.props.archive_folder)
     merge = cfg.get(ARCHIVE_MERGE_ENABLE)
     if merge:
@@ -376,6 +376,25 @@ def archive(storage: Storage, options: dict[str, Any] | HoodieConfig | None = No
     if merge:
         merge_small_archive_files(storage, folder, cfg)
     return sorted(set(finished) | {i.timestamp for i in chosen})
+
+
+def _refuse_on_layout_2(table: HoodieTable, due: list[Instant]) -> None:
+    """Version 8 and 9 tables archive into an LSM timeline (`.hoodie/timeline/history/`), which pyhudi does not
+    write yet. With nothing due there is nothing to refuse: the active timeline simply stays as it is."""
+    if due:
+        raise HoodieUnsupportedError(
+            f"archival of {table.storage.base_url} is due ({len(due)} instant(s) from {due[0].timestamp}), but pyhudi "
+            f"does not write the LSM timeline of table version {table.props.version} yet; nothing was archived. Set "
+            f"{ARCHIVE_AUTOMATIC.key}=false to write on (the active timeline then keeps every instant, which "
+            "readers handle), or archive with Apache Hudi 1.x",
+            feature=f"archival on table version {table.props.version}", path=table.storage.base_url)
+
+
+def refuse_archival_due(table: HoodieTable, cfg: HoodieConfig) -> None:
+    """Before a write to a version 8 or 9 table with hoodie.archive.automatic: refuse it while archival is due,
+    which pyhudi could only refuse after the write's commit."""
+    if table.props.layout_version >= 2 and cfg.get(ARCHIVE_AUTOMATIC):
+        _refuse_on_layout_2(table, instants_to_archive(table, cfg))
 
 
 def archive_inline(storage: Storage, cfg: HoodieConfig) -> list[str]:

@@ -310,7 +310,13 @@ def plan_clean(table: HoodieTable, cfg: HoodieConfig, now: datetime | None = Non
             for p, paths in sorted(per_partition.items())},
         "partitionsToBeDeleted": sorted(p for p, paths in per_partition.items()
                                         if _partition_emptied(table.storage, p, paths)),
+        **_extra_metadata(table),
     }
+
+
+def _extra_metadata(table: HoodieTable) -> dict[str, Any]:
+    """Hudi 1.x's clean plan and metadata end with an (empty) extraMetadata map on timeline layout 2."""
+    return {"extraMetadata": {}} if table.timeline.layout_version >= 2 else {}
 
 
 # --- execution ---------------------------------------------------------------------------------
@@ -339,11 +345,13 @@ def _partition_metadata(storage: Storage, partition: str, policy: str, paths: li
 
 
 def _execute(table: HoodieTable, instant: Instant, plan: dict[str, Any]) -> str:
-    """Delete what the plan lists and complete the clean; safe to run again on the same plan."""
+    """Delete what the plan lists and complete the clean; safe to run again on the same plan. The inflight file
+    repeats the plan on layout 1 (J6) and is empty on layout 2 (Hudi 1.x)."""
     started = time.monotonic()
     timeline = table.timeline
+    layout = timeline.layout_version
     if instant.state == REQUESTED:
-        instant = timeline.transition_to_inflight(instant, avro_models.serialize(PLAN, plan))
+        instant = timeline.transition_to_inflight(instant, b"" if layout >= 2 else avro_models.serialize(PLAN, plan))
     storage = table.storage
     doomed = set(plan.get("partitionsToBeDeleted") or [])
     metadata = {
@@ -364,8 +372,9 @@ def _execute(table: HoodieTable, instant: Instant, plan: dict[str, Any]) -> str:
         "partitionMetadata": metadata,
         "version": METADATA_VERSION,
         "bootstrapPartitionMetadata": {},
+        **_extra_metadata(table),
     }
-    timeline.complete(instant, avro_models.serialize(METADATA, record))
+    timeline.complete(instant, avro_models.serialize(METADATA, record, layout))
     LOG.info("clean %s deleted %d file(s)", instant.timestamp, record["totalFilesDeleted"])
     return instant.timestamp
 
@@ -400,7 +409,8 @@ def clean(storage: Storage, options: dict[str, Any] | None = None, now: datetime
         return finished[-1] if finished else None
     timeline = table.timeline
     instant_time = timeline.new_instant_time(table.props.timeline_timezone)
-    requested = timeline.create_requested(instant_time, CLEAN, avro_models.serialize(PLAN, plan))
+    requested = timeline.create_requested(instant_time, CLEAN,
+                                          avro_models.serialize(PLAN, plan, timeline.layout_version))
     return _execute(table, requested, plan)
 
 

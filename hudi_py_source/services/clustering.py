@@ -60,6 +60,7 @@ from ..table.file_names import make_base_file_name, new_file_id, write_token
 from ..table.fs_view import FileSlice, FileSystemView
 from ..table.hoodie_table import HoodieTable
 from ..table.properties import refuse_metadata_table
+from ..table.table_version import refuse_on_layout_2
 from ..timeline import avro_models
 from ..timeline.commit_metadata import WriteStat
 from ..timeline.instant import REPLACE_COMMIT, Instant
@@ -208,7 +209,15 @@ def schedule_clustering(storage: Storage | str, options: dict[str, Any] | None =
     (or, with hoodie.clustering.inline, fewer than inline.max.commits commits since the last clustering)."""
     storage = Storage.of(storage)
     refuse_metadata_table(storage, "a clustering")
-    return _schedule(rollback_failed_writes(HoodieTable.load(storage)), HoodieConfig(options or {}))
+    return _schedule(_load(storage), HoodieConfig(options or {}))
+
+
+def _load(storage: Storage) -> HoodieTable:
+    """The table a clustering runs on, failed writes rolled back; version 8 and 9 tables are refused (their
+    pending clusterings are `clustering` instants, which pyhudi does not write yet)."""
+    table = HoodieTable.load(storage)
+    refuse_on_layout_2(table, "clustering")
+    return rollback_failed_writes(table)
 
 
 def _schedule(table: HoodieTable, cfg: HoodieConfig) -> str | None:
@@ -360,7 +369,7 @@ def execute_clustering(storage: Storage | str, instant_time: str, options: dict[
     """Run one scheduled (or interrupted) clustering to completion; returns its instant time."""
     storage = Storage.of(storage)
     refuse_metadata_table(storage, "a clustering")
-    return _execute_clustering(rollback_failed_writes(HoodieTable.load(storage)), instant_time, options)
+    return _execute_clustering(_load(storage), instant_time, options)
 
 
 def _execute_clustering(table: HoodieTable, instant_time: str, options: dict[str, Any] | None) -> str:
@@ -396,7 +405,7 @@ def run_clustering(storage: Storage | str, options: dict[str, Any] | None = None
     """Execute every pending clustering, oldest first; their instant times."""
     storage = Storage.of(storage)
     refuse_metadata_table(storage, "a clustering")
-    return _run(rollback_failed_writes(HoodieTable.load(storage)), options)
+    return _run(_load(storage), options)
 
 
 def cluster(storage: Storage | str, options: dict[str, Any] | None = None) -> list[str]:
@@ -404,7 +413,7 @@ def cluster(storage: Storage | str, options: dict[str, Any] | None = None) -> li
     (empty when there was nothing to cluster). The table is loaded once for both."""
     storage = Storage.of(storage)
     refuse_metadata_table(storage, "a clustering")
-    table = rollback_failed_writes(HoodieTable.load(storage))
+    table = _load(storage)
     if not pending_clusterings(table) and _schedule(table, HoodieConfig(options or {})) is None:
         return []
     return _run(table, options)

@@ -55,6 +55,7 @@ from ..table.file_names import make_base_file_name, write_token
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
 from ..table.properties import refuse_metadata_table
+from ..table.table_version import refuse_on_layout_2
 from ..timeline import avro_models
 from ..timeline.commit_metadata import WriteStat
 from ..timeline.instant import (
@@ -84,6 +85,7 @@ _PARALLEL_MIN_BYTES = 16 * _MB
 
 def _table(storage: Storage) -> HoodieTable:
     table = HoodieTable.load(storage)
+    refuse_on_layout_2(table, "compaction")
     if table.props.table_type != "MERGE_ON_READ":
         raise HoodieTableError(f"compaction needs a MERGE_ON_READ table; {storage.base_url} is "
                                f"{table.props.table_type}")

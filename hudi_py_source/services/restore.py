@@ -21,6 +21,7 @@ from ..errors import HoodieTimelineError
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable
 from ..table.properties import refuse_metadata_table
+from ..table.table_version import refuse_on_layout_2
 from ..timeline import avro_models
 from ..timeline.instant import (
     COMPACTION,
@@ -77,6 +78,7 @@ def schedule_restore(storage: Storage | str, savepoint_time: str) -> str:
     anything when an instant cannot be rolled back whole."""
     refuse_metadata_table(Storage.of(storage), "a restore")
     table = HoodieTable.load(Storage.of(storage))
+    refuse_on_layout_2(table, "a restore")
     _require_savepoint(table, savepoint_time)
     instants = _instants_after(table, savepoint_time)
     for instant in instants:
@@ -165,6 +167,7 @@ def execute_restore(storage: Storage | str, restore_time: str) -> str:
     """Run (or resume) the pending restore `restore_time` to completion; returns it."""
     refuse_metadata_table(Storage.of(storage), "a restore")
     table = HoodieTable.load(Storage.of(storage))
+    refuse_on_layout_2(table, "a restore")
     restore = pending_restore(table)
     if restore is None or restore.timestamp != restore_time:
         raise HoodieTimelineError(f"no pending restore {restore_time} on the timeline of {table.storage.base_url}")

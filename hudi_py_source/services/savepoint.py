@@ -18,6 +18,7 @@ from ..storage import Storage
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
 from ..table.properties import refuse_metadata_table
+from ..table.table_version import refuse_on_layout_2
 from ..timeline import avro_models
 from ..timeline.instant import CLEAN, COMPLETED, INFLIGHT, REQUESTED, SAVEPOINT, Instant
 from ..write.log_append import first_block_instant
@@ -99,9 +100,7 @@ def create_savepoint(storage: Storage | str, instant_time: str | None = None, us
     An interrupted savepoint of the same commit (inflight only) is completed."""
     refuse_metadata_table(Storage.of(storage), "a savepoint")
     table = HoodieTable.load(Storage.of(storage))
-    if table.props.layout_version >= 2:
-        raise HoodieTimelineError(f"cannot savepoint {table.storage.base_url}: pyhudi writes timeline layout 1 "
-                                  "(table version 6) only")
+    refuse_on_layout_2(table, "a savepoint")
     instant_time = _commit_to_savepoint(table, instant_time)
     existing = [i for i in savepoint_instants(table, completed_only=False) if i.timestamp == instant_time]
     if existing and existing[0].state == COMPLETED:

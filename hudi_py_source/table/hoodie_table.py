@@ -58,7 +58,7 @@ class HoodieTable:
             raise HoodieUnsupportedError(
                 f"{storage.base_url} has hoodie.table.version={version}; pyhudi reads versions 6 and 8",
                 feature=f"hoodie.table.version={version}", path=storage.base_url)
-        timeline = ActiveTimeline.load(storage, props.layout_version)
+        timeline = ActiveTimeline.load(storage, props.layout_version, props.timeline_timezone)
         return cls(storage, props, timeline)
 
     def reload(self) -> HoodieTable:

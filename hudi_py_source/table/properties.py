@@ -58,6 +58,9 @@ KEYGEN_CLASS_BY_TYPE = {
 # Folders a new table gets (J6 HoodieTableMetaClient.initTableAndGetMetaClient), before hoodie.properties.
 _INIT_FOLDERS = (".hoodie/.schema", ".hoodie/.temp", ".hoodie/.aux", ".hoodie/.aux/.bootstrap/.partitions",
                  ".hoodie/.aux/.bootstrap/.fileids")
+# Version 8 and 9 tables keep their timeline and its archived (LSM) history in folders of their own, and
+# have no `archived` folder (Apache Hudi 1.x).
+_INIT_FOLDERS_V8 = _INIT_FOLDERS + (".hoodie/timeline", ".hoodie/timeline/history")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -380,9 +383,12 @@ class TableProperties(Mapping[str, str]):
 
     # persistence -----------------------------------------------------------------------------
 
-    def to_bytes(self, moment: datetime | None = None) -> bytes:
-        """The file text; a valid checksum already present gets J6's `Updated at` header."""
+    def to_bytes(self, moment: datetime | None = None, first_save: bool = False) -> bytes:
+        """The file text; a valid checksum already present gets J6's `Updated at` header, unless this is the
+        first save of a new version 8 or 9 table (`first_save`), which Hudi 1.x heads `Properties saved on`."""
         moment = moment or datetime.now(UTC)
+        if first_save:
+            return format_properties(self._values, f"Properties saved on {java_instant_string(moment)}", moment)
         if self.has_valid_checksum():
             return format_properties(self._values, f"Updated at {java_instant_string(moment)}", moment)
         fixed = self.with_checksum()
@@ -417,7 +423,7 @@ class TableProperties(Mapping[str, str]):
         """Write hoodie.properties of a new table; refuses to replace an existing one."""
         stored = self if self.has_valid_checksum() else self.with_checksum()
         try:
-            storage.create_new(PROPERTIES_FILE, stored.to_bytes())
+            storage.create_new(PROPERTIES_FILE, stored.to_bytes(first_save=stored.version >= 8))
         except FileExistsError:
             raise HoodieTableError(
                 f"{storage.url(PROPERTIES_FILE)} already exists; a table is already initialised there"
@@ -555,6 +561,8 @@ def init_table_layout(storage: Storage, props: TableProperties) -> TableProperti
     """Create the folders of a new table, then hoodie.properties (which makes it a table)."""
     storage.makedirs("")
     storage.makedirs(META_FOLDER)
-    for folder in _INIT_FOLDERS[:1] + (f"{META_FOLDER}/{props.archive_folder}",) + _INIT_FOLDERS[1:]:
+    folders = _INIT_FOLDERS_V8 if props.version >= 8 else (
+        _INIT_FOLDERS[:1] + (f"{META_FOLDER}/{props.archive_folder}",) + _INIT_FOLDERS[1:])
+    for folder in folders:
         storage.makedirs(folder)
     return props.store(storage)

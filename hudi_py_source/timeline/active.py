@@ -1,7 +1,10 @@
 """The active timeline: the instants under `.hoodie/` (layout 1) or `.hoodie/timeline/` (layout 2).
 
-Layout 1 is write-once: every state change creates the next state's file, never renames or
-rewrites one, so it works on object stores. An instant is complete iff its completed file exists.
+Both layouts are write-once: every state change creates the next state's file, never renames or
+rewrites one, so they work on object stores. An instant is complete iff its completed file exists.
+Layout 2 (table versions 8 and 9) names that file `<instant>_<completion time>.<action>`: the
+completion time is issued when the instant completes, like an instant time, and Hudi 1.x readers
+order what they see by it.
 
 A completed file is never empty: it says what the instant published (which files a replacecommit
 replaced, which a clean deleted). An empty one is a torn write (a crash of a writer that did not
@@ -13,6 +16,7 @@ empty one as a clean that recorded nothing.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..errors import HoodieCorruptedDataError, HoodieTableChangedError, HoodieTimelineError
@@ -60,9 +64,10 @@ def _check_not_torn(instant: Instant, info: FileInfo, folder: str) -> None:
 class ActiveTimeline:
     """Instants grouped by (timestamp, comparable action), each in its most advanced state."""
 
-    def __init__(self, storage: Storage, layout_version: int, files: list[FileInfo]) -> None:
+    def __init__(self, storage: Storage, layout_version: int, files: list[FileInfo], timezone: str = "LOCAL") -> None:
         self.storage = storage
         self.layout_version = layout_version
+        self.timezone = timezone
         self.folder = TIMELINE_FOLDER_V2 if layout_version >= 2 else META_FOLDER
         self._by_key: dict[tuple[str, str], Instant] = {}
         self._mtimes: dict[str, float] = {}
@@ -78,12 +83,14 @@ class ActiveTimeline:
         self._sorted: list[Instant] | None = None
 
     @classmethod
-    def load(cls, storage: Storage, layout_version: int = 1) -> ActiveTimeline:
+    def load(cls, storage: Storage, layout_version: int = 1, timezone: str = "LOCAL") -> ActiveTimeline:
+        """The timeline of the table at `storage`; `timezone` (hoodie.table.timeline.timezone) is the zone of
+        the completion times it issues on layout 2."""
         folder = TIMELINE_FOLDER_V2 if layout_version >= 2 else META_FOLDER
-        return cls(storage, layout_version, storage.list(folder))
+        return cls(storage, layout_version, storage.list(folder), timezone)
 
     def reload(self) -> ActiveTimeline:
-        return ActiveTimeline.load(self.storage, self.layout_version)
+        return ActiveTimeline.load(self.storage, self.layout_version, self.timezone)
 
     def _put(self, instant: Instant) -> None:
         key = (instant.timestamp, comparable_action(instant.action))
@@ -140,9 +147,13 @@ class ActiveTimeline:
         return done[-1] if done else None
 
     def new_instant_time(self, timezone: str) -> str:
-        """A time for a new instant of this table: after every instant on its timeline, whatever its state."""
-        newest = self.instants[-1].timestamp if self.instants else None
-        return new_instant_time(timezone, after=newest, table=self.storage.base_url)
+        """A time for a new instant of this table: after every instant on its timeline, whatever its state,
+        and on layout 2 after every completion time too."""
+        return new_instant_time(timezone, after=self._newest_time(), table=self.storage.base_url)
+
+    def _newest_time(self) -> str | None:
+        times = [t for i in self.instants for t in (i.timestamp, i.completion_time) if t is not None]
+        return max(times, default=None)
 
     def find(self, timestamp: str) -> Instant | None:
         """The instant at `timestamp`: the write if one is there (a savepoint shares its commit's time),
@@ -210,14 +221,12 @@ class ActiveTimeline:
         """Modification time (epoch s) of the instant's file: v6's only record of when it happened."""
         return self._mtimes.get(instant.file_name(self.layout_version))
 
-    # transitions (layout 1) ------------------------------------------------------------------
+    # transitions -----------------------------------------------------------------------------
 
-    def _require_writable(self) -> None:
-        if self.layout_version >= 2:
-            raise HoodieTimelineError(
-                "pyhudi writes timeline layout 1 (table version 6) only; this table uses layout "
-                f"{self.layout_version} (hoodie.timeline.layout.version)"
-            )
+    def _new_completion_time(self) -> str:
+        """A layout-2 completion time, issued like instant times: after every instant's time and every
+        completion time on the timeline, so completions order as they happened (Hudi 1.x reads by them)."""
+        return new_instant_time(self.timezone, after=self._newest_time(), table=self.storage.base_url)
 
     def _create(self, instant: Instant, content: bytes) -> Instant:
         path = self.path_of(instant)
@@ -243,23 +252,23 @@ class ActiveTimeline:
             )
 
     def create_requested(self, timestamp: str, action: str, content: bytes = b"") -> Instant:
-        self._require_writable()
         return self._create(Instant(timestamp, action, REQUESTED), content)
 
     def transition_to_inflight(self, instant: Instant, content: bytes = b"") -> Instant:
-        self._require_writable()
         self._require_file(instant, REQUESTED)
         return self._create(instant.with_state(INFLIGHT), content)
 
     def complete(self, instant: Instant, content: bytes) -> Instant:
         """Publish the instant: from this file on, readers see what it wrote. Never empty (an empty completed
         file reads as a torn write)."""
-        self._require_writable()
         self._require_file(instant, INFLIGHT)
         if not content:
             raise HoodieTimelineError(
                 f"instant {instant.timestamp} ({instant.action}) cannot complete with no metadata")
-        return self._create(instant.with_state(COMPLETED), content)
+        completed = instant.with_state(COMPLETED)
+        if self.layout_version >= 2:
+            completed = replace(completed, completion_time=self._new_completion_time())
+        return self._create(completed, content)
 
     def delete_instant_files(self, instant: Instant) -> None:
         """Remove every state file of the instant (rollback), completed file first.
@@ -272,11 +281,10 @@ class ActiveTimeline:
         but here the data files are already gone and a surviving completed file would publish
         missing files.
         """
-        self._require_writable()
         key = (instant.timestamp, comparable_action(instant.action))
         base = Instant(instant.timestamp, self._requested_action(instant), REQUESTED)
         for state in (COMPLETED, INFLIGHT, REQUESTED):
-            self.storage.delete(f"{self.folder}/{base.with_state(state).file_name(self.layout_version)}")
+            self.storage.delete(self.path_of(base.with_state(state)))
         self._by_key.pop(key, None)
         self._sorted = None
 

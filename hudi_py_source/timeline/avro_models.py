@@ -278,6 +278,82 @@ ARCHIVED_META_ENTRY = _record("HoodieArchivedMetaEntry", [
     _field("stateTransitionTime", _opt(STRING), None),
 ], top=True)
 
+# --- timeline layout 2 (table versions 8 and 9, Hudi 1.x) -------------------------------------------
+# The schemas Hudi 1.x embeds in its timeline files, where they differ from the J6 ones above (checked against
+# files Apache Hudi 1.0 and 1.2 wrote, docs/FORMAT-v8.md). Timeline files are written whole in Avro on layout 2,
+# so commit metadata carries every field of Java's HoodieWriteStat.
+
+_LONG_STAT_OPT = _opt("long")
+WRITE_STAT_V2 = _record("HoodieWriteStat", [
+    *(_field(name, _opt(STRING), None) for name in ("fileId", "path", "prevCommit")),
+    *(_field(name, _LONG_STAT_OPT, None) for name in (
+        "numWrites", "numDeletes", "numUpdateWrites", "totalWriteBytes", "totalWriteErrors")),
+    _field("partitionPath", _opt(STRING), None),
+    *(_field(name, _LONG_STAT_OPT, None) for name in (
+        "totalLogRecords", "totalLogFiles", "totalUpdatedRecordsCompacted", "numInserts", "totalLogBlocks",
+        "totalCorruptLogBlock", "totalRollbackBlocks", "fileSizeInBytes")),
+    _field("logVersion", _opt("int"), None),
+    _field("logOffset", _LONG_STAT_OPT, None),
+    _field("baseFile", _opt(STRING), None),
+    _field("logFiles", _opt(_array(STRING, default=None)), None),
+    _field("cdcStats", _opt({**_map("long"), "default": None}), None),
+    _field("prevBaseFile", _opt(STRING), None),
+    _field("minEventTime", _LONG_STAT_OPT, None),
+    _field("maxEventTime", _LONG_STAT_OPT, None),
+    _field("runtimeStats", _opt(_record("HoodieRuntimeStats", [
+        _field(name, _LONG_STAT_OPT, None) for name in ("totalScanTime", "totalCreateTime", "totalUpsertTime")])),
+        None),
+    *(_field(name, _LONG_STAT_OPT, None) for name in (
+        "totalLogFilesCompacted", "totalLogReadTimeMs", "totalLogSizeCompacted")),
+    _field("tempPath", _opt(STRING), None),
+    _field("numUpdates", _LONG_STAT_OPT, None),
+])
+WRITE_STAT_V2_FIELDS = tuple(f["name"] for f in WRITE_STAT_V2["fields"])
+_STATS_BY_PARTITION_V2 = _field("partitionToWriteStats", _opt(_map(_array(WRITE_STAT_V2))), None)
+
+COMMIT_METADATA_V2 = _record("HoodieCommitMetadata", [
+    _STATS_BY_PARTITION_V2,
+    _field("compacted", ["null", "boolean"], None),
+    _field("extraMetadata", _opt({**_map(STRING), "default": None}), None),
+    _VERSION_1,
+    _field("operationType", _opt(STRING), None),
+], top=True)
+
+REPLACE_COMMIT_METADATA_V2 = _record("HoodieReplaceCommitMetadata", [
+    _STATS_BY_PARTITION_V2,
+    _field("compacted", ["null", "boolean"], None),
+    _field("extraMetadata", _STRING_MAP_OPT, None),
+    _VERSION_1,
+    _field("operationType", _opt(STRING), None),
+    _field("partitionToReplaceFileIds", _opt(_map(_array(STRING))), None),
+], top=True)
+
+
+def _with_fields(record: dict[str, Any], *fields: dict[str, Any]) -> dict[str, Any]:
+    """A record schema with `fields` appended: how Hudi 1.x grew its J6 records."""
+    return {**record, "fields": [*record["fields"], *fields]}
+
+
+def _with_plan_fields(record: dict[str, Any], *fields: dict[str, Any]) -> dict[str, Any]:
+    """HoodieRequestedReplaceMetadata with `fields` appended to its clustering plan record."""
+    plan_field = record["fields"][1]
+    plan = _with_fields(plan_field["type"][1], *fields)
+    return {**record, "fields": [record["fields"][0], {**plan_field, "type": ["null", plan]}, *record["fields"][2:]]}
+
+
+_EXTRA_METADATA_V2 = _field("extraMetadata", _opt({**_map(STRING), "default": None}), None)
+LAYOUT_2_SCHEMAS: dict[str, dict[str, Any]] = {
+    "HoodieCommitMetadata": COMMIT_METADATA_V2,
+    "HoodieReplaceCommitMetadata": REPLACE_COMMIT_METADATA_V2,
+    "HoodieCleanerPlan": _with_fields(CLEANER_PLAN, _EXTRA_METADATA_V2),
+    "HoodieCleanMetadata": _with_fields(
+        {**CLEAN_METADATA, "fields": CLEAN_METADATA["fields"][:-1]},
+        _field("bootstrapPartitionMetadata", _opt({**_map("HoodieCleanPartitionMetadata"), "default": None}), None),
+        _EXTRA_METADATA_V2),
+    "HoodieRequestedReplaceMetadata": _with_plan_fields(
+        REQUESTED_REPLACE_METADATA, _field("missingSchedulePartitions", _opt(_array(STRING)), None)),
+}
+
 SCHEMAS: dict[str, dict[str, Any]] = {
     "HoodieSavepointMetadata": SAVEPOINT_METADATA,
     "HoodieRestorePlan": RESTORE_PLAN,
@@ -294,15 +370,19 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "HoodieArchivedMetaEntry": ARCHIVED_META_ENTRY,
 }
 
-_PARSED: dict[str, Any] = {}
+_PARSED: dict[tuple[str, int], Any] = {}
 
 
-def schema_json(name: str) -> str:
-    """The schema text as Java's Schema.toString() prints it (compact, Java key order)."""
-    return json.dumps(_schema(name), separators=(",", ":"))
+def schema_json(name: str, layout: int = 1) -> str:
+    """The schema text as Java's Schema.toString() prints it (compact, Java key order), as the writer of
+    timeline layout `layout` embeds it."""
+    return json.dumps(_schema(name, layout), separators=(",", ":"))
 
 
-def _schema(name: str) -> dict[str, Any]:
+def _schema(name: str, layout: int = 1) -> dict[str, Any]:
+    """Layout 2 (Hudi 1.x) takes its own schema where it has one, else the J6 one, which 1.x kept."""
+    if layout >= 2 and name in LAYOUT_2_SCHEMAS:
+        return LAYOUT_2_SCHEMAS[name]
     try:
         return SCHEMAS[name]
     except KeyError:
@@ -311,10 +391,11 @@ def _schema(name: str) -> dict[str, Any]:
         ) from None
 
 
-def _parsed(name: str) -> Any:
-    if name not in _PARSED:
-        _PARSED[name] = fastavro.parse_schema(json.loads(json.dumps(_schema(name))))
-    return _PARSED[name]
+def _parsed(name: str, layout: int) -> Any:
+    key = (name, 2 if layout >= 2 and name in LAYOUT_2_SCHEMAS else 1)
+    if key not in _PARSED:
+        _PARSED[key] = fastavro.parse_schema(json.loads(json.dumps(_schema(name, layout))))
+    return _PARSED[key]
 
 
 def _long(value: int) -> bytes:
@@ -323,13 +404,14 @@ def _long(value: int) -> bytes:
     return out.getvalue()
 
 
-def serialize(name: str, record: dict[str, Any]) -> bytes:
-    """A one-record Avro container file as Java's DataFileWriter writes it (null codec)."""
+def serialize(name: str, record: dict[str, Any], layout: int = 1) -> bytes:
+    """A one-record Avro container file as Java's DataFileWriter writes it (null codec), in the schema the
+    writer of timeline layout `layout` uses."""
     body = io.BytesIO()
-    fastavro.schemaless_writer(body, _parsed(name), record)
+    fastavro.schemaless_writer(body, _parsed(name, layout), record)
     header = io.BytesIO()
     fastavro.schemaless_writer(header, {"type": "map", "values": "bytes"},
-                               {"avro.schema": schema_json(name).encode("utf-8")})
+                               {"avro.schema": schema_json(name, layout).encode("utf-8")})
     sync = os.urandom(16)
     data = body.getvalue()
     return MAGIC + header.getvalue() + sync + _long(1) + _long(len(data)) + data + sync

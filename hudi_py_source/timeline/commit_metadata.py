@@ -1,8 +1,10 @@
-"""HoodieCommitMetadata: what an instant wrote, as JSON (v6) or Avro (v8).
+"""HoodieCommitMetadata: what an instant wrote, as JSON (v6) or Avro (v8, v9).
 
 Java readers parse the JSON with Jackson and hudi-rs with serde, so field names and value types
 must match; the layout is reproduced byte for byte (Jackson's default pretty printer) so files we
-write are indistinguishable from Hudi's.
+write are indistinguishable from Hudi's. On timeline layout 2 Hudi 1.x writes the same metadata as
+an Avro container (HoodieCommitMetadata, or HoodieReplaceCommitMetadata for a replacecommit) with
+every field of Java's HoodieWriteStat; `to_bytes` writes it in the table's form.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import fastavro
 
 from ..errors import HoodieTimelineError
+from . import avro_models
 
 # Python attribute -> JSON field, in the order Jackson writes HoodieWriteStat (observed).
 _STAT_FIELDS: tuple[tuple[str, str], ...] = (
@@ -89,6 +92,7 @@ class WriteStat:
     base_file: str | None = None
     log_files: list[str] | None = None
     records_stats: dict[str, Any] | None = None
+    prev_base_file: str | None = None
 
     @property
     def is_delta(self) -> bool:
@@ -116,7 +120,19 @@ class WriteStat:
     @classmethod
     def from_avro(cls, data: Mapping[str, Any]) -> WriteStat:
         """From a v8 Avro record, where absent numbers are nulls rather than Java's zeros."""
-        return cls.from_dict({k: v for k, v in data.items() if v is not None})
+        stat = cls.from_dict({k: v for k, v in data.items() if v is not None})
+        stat.prev_base_file = data.get("prevBaseFile")
+        return stat
+
+    def to_avro(self) -> dict[str, Any]:
+        """The Avro HoodieWriteStat Hudi 1.x writes: Java's values (zeros where unset) for the fields its
+        HoodieWriteStat has, nulls for the Avro-only ones (totalLogFiles) and, on a base file, for the log
+        fields of HoodieDeltaWriteStat."""
+        record: dict[str, Any] = {name: None for name in avro_models.WRITE_STAT_V2_FIELDS}
+        known = {name: value for name, value in self.to_dict().items() if name in record}
+        record.update(known)
+        record.update(prevBaseFile=self.prev_base_file, totalLogReadTimeMs=0, numUpdates=0)
+        return record
 
 
 def _ordered_runtime(stats: Mapping[str, Any]) -> dict[str, Any]:
@@ -157,6 +173,27 @@ class CommitMetadata:
     def to_json(self) -> bytes:
         """Jackson's pretty-printed form, UTF-8, no trailing newline."""
         return jackson_pretty(self.to_dict()).encode("utf-8")
+
+    def to_avro(self) -> bytes:
+        """The Avro container Hudi 1.x writes on timeline layout 2. Like Hudi, whose JSON-to-Avro conversion
+        leaves it out, it records no `version`."""
+        record = {
+            "partitionToWriteStats": {
+                partition: [s.to_avro() for s in stats] for partition, stats in self.partition_to_write_stats.items()
+            },
+            "compacted": self.compacted,
+            "extraMetadata": dict(self.extra_metadata),
+            "version": None,
+            "operationType": self.operation_type,
+        }
+        if self.partition_to_replace_file_ids is None:
+            return avro_models.serialize("HoodieCommitMetadata", record, layout=2)
+        record["partitionToReplaceFileIds"] = {p: list(ids) for p, ids in self.partition_to_replace_file_ids.items()}
+        return avro_models.serialize("HoodieReplaceCommitMetadata", record, layout=2)
+
+    def to_bytes(self, layout_version: int) -> bytes:
+        """The form of the table's timeline: JSON on layout 1, Avro on layout 2."""
+        return self.to_avro() if layout_version >= 2 else self.to_json()
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CommitMetadata:

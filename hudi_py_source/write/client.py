@@ -18,6 +18,7 @@ from ..config import (
     DATABASE_NAME,
     HIVE_STYLE_PARTITIONING,
     KEYGENERATOR_CLASS,
+    KEYGENERATOR_TYPE,
     OPERATION,
     PARTITIONPATH_FIELD,
     PARTITIONS_TO_DELETE,
@@ -31,17 +32,21 @@ from ..config import (
     TABLE_TYPE,
     TIMELINE_TIMEZONE,
     URL_ENCODE_PARTITIONING,
+    WRITE_MERGE_MODE,
     HoodieConfig,
     list_fields,
 )
 from ..errors import HoodieConfigError, HoodieTableError
 from ..io.avro_schema import arrow_to_avro, create_schema_json, stored_schema, to_json
-from ..keygen import key_generator
+from ..keygen import KeyGenerator, key_generator
 from ..merge.payload import DEFAULT_PAYLOAD
+from ..services.archival import refuse_archival_due
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable, ensure_not_foreign, table_exists
+from ..table.properties import KEYGEN_CLASS_BY_TYPE, TableProperties, init_table_layout, refuse_metadata_table
 from ..table.properties import PAYLOAD_CLASS as RECORDED_PAYLOAD_CLASS
-from ..table.properties import TableProperties, init_table_layout, refuse_metadata_table
+from ..table.properties_v8 import PAYLOAD_OF_MODE, for_new_table_v8, merge_mode, table_merge_mode
+from ..table.table_version import refuse_unwritable, version_to_write
 from ..timeline import avro_models
 from ..timeline.instant import INFLIGHT, Instant
 from .commit import Commit
@@ -61,9 +66,11 @@ _PERSISTED_DEFAULTS = {
     "hoodie.table.recordkey.fields": RECORDKEY_FIELD.key,
     "hoodie.table.partition.fields": PARTITIONPATH_FIELD.key,
     "hoodie.table.keygenerator.class": KEYGENERATOR_CLASS.key,
+    "hoodie.table.keygenerator.type": KEYGENERATOR_TYPE.key,
     "hoodie.datasource.write.hive_style_partitioning": HIVE_STYLE_PARTITIONING.key,
     "hoodie.datasource.write.partitionpath.urlencode": URL_ENCODE_PARTITIONING.key,
     "hoodie.table.precombine.field": PRECOMBINE_FIELD.key,
+    "hoodie.table.ordering.fields": PRECOMBINE_FIELD.key,
     "hoodie.populate.meta.fields": POPULATE_META_FIELDS.key,
     "hoodie.table.timeline.timezone": TIMELINE_TIMEZONE.key,
     RECORDED_PAYLOAD_CLASS: PAYLOAD_CLASS.key,
@@ -111,7 +118,12 @@ def _check_against_table(props: TableProperties, cfg: HoodieConfig) -> None:
 
 def _check_payload_against_table(props: TableProperties, cfg: HoodieConfig) -> None:
     """A table that records its payload class merges log records with it when read and compacted, so a write
-    with another payload would merge its own records one way and be read another."""
+    with another payload would merge its own records one way and be read another. A version 8 or 9 table
+    records its merge mode, which readers and writers of any table type merge by."""
+    recorded_mode = table_merge_mode(props) if props.version >= 8 else None
+    if recorded_mode is not None:
+        _check_merge_mode_against_table(recorded_mode, cfg)
+        return
     recorded = props.get(RECORDED_PAYLOAD_CLASS)
     if recorded and cfg.get(PAYLOAD_CLASS) != recorded:
         raise HoodieConfigError(
@@ -119,6 +131,31 @@ def _check_payload_against_table(props: TableProperties, cfg: HoodieConfig) -> N
             f"{recorded} (in .hoodie/hoodie.properties), with which its records are merged; leave the option out "
             "or give the table's class"
         )
+
+
+def _check_merge_mode_against_table(recorded: str, cfg: HoodieConfig) -> None:
+    """A merge mode or payload class given for the write must be the table's; a custom one pyhudi cannot run."""
+    given = cfg.get(PAYLOAD_CLASS) if cfg.is_set(PAYLOAD_CLASS) else None
+    asked = merge_mode(cfg.get(WRITE_MERGE_MODE), given, None) if given or cfg.is_set(WRITE_MERGE_MODE) else recorded
+    if recorded not in PAYLOAD_OF_MODE or asked != recorded:
+        raise HoodieConfigError(
+            f"the table merges records by hoodie.record.merge.mode={recorded} (in .hoodie/hoodie.properties), "
+            f"this write by {asked} ({PAYLOAD_CLASS.key}={cfg.get(PAYLOAD_CLASS)}); pyhudi writes a table as it "
+            f"merges, by {', '.join(PAYLOAD_OF_MODE)} only: leave {WRITE_MERGE_MODE.key} and {PAYLOAD_CLASS.key} "
+            "out or give the table's")
+
+
+def _with_merge_mode(cfg: HoodieConfig, version: int, props: TableProperties | None,
+                     schema: pa.Schema) -> HoodieConfig:
+    """The write's options with the payload of its merge mode: the table's recorded mode, or, for a new table of
+    version 8 or 9 (or with the mode given), the mode Hudi 1.x infers. A version 6 table without the option keeps
+    the payload class as it is."""
+    recorded = table_merge_mode(props) if props is not None and props.version >= 8 else None
+    if recorded is None and version < 8 and not cfg.is_set(WRITE_MERGE_MODE):
+        return cfg
+    given = cfg.get(PAYLOAD_CLASS) if cfg.is_set(PAYLOAD_CLASS) else None
+    mode = recorded or merge_mode(cfg.get(WRITE_MERGE_MODE), given, _ordering_field(cfg, schema))
+    return cfg.with_values({PAYLOAD_CLASS.key: PAYLOAD_OF_MODE[mode]})
 
 
 def _check_payload_ordering(cfg: HoodieConfig) -> None:
@@ -132,12 +169,42 @@ def _check_payload_ordering(cfg: HoodieConfig) -> None:
         )
 
 
-def _new_table_properties(cfg: HoodieConfig, schema: pa.Schema, avro: dict[str, Any]) -> TableProperties:
-    name = cfg.require(TABLE_NAME)
-    keygen = key_generator(cfg)
+def _ordering_field(cfg: HoodieConfig, schema: pa.Schema) -> str | None:
+    """The precombine field a new table records: the option's, or its default when the data has that column."""
     precombine: str | None = cfg.get(PRECOMBINE_FIELD)
     if not cfg.is_set(PRECOMBINE_FIELD) and schema.get_field_index(precombine or "") < 0:
-        precombine = None
+        return None
+    return precombine
+
+
+def _new_table_properties(cfg: HoodieConfig, schema: pa.Schema, avro: dict[str, Any],
+                          version: int = 6) -> TableProperties:
+    keygen = key_generator(cfg)
+    v6 = _v6_table_properties(cfg, schema, avro, keygen)
+    if version == 6:
+        return v6
+    return for_new_table_v8(version, _v8_values(v6, keygen), cfg.get(WRITE_MERGE_MODE) or merge_mode(
+        None, cfg.get(PAYLOAD_CLASS), _ordering_field(cfg, schema)))
+
+
+def _v8_values(v6: TableProperties, keygen: KeyGenerator) -> dict[str, str]:
+    """The settings a version 6 table records that Hudi 1.x records too; 1.x names the key generator by type."""
+    values = {k: v for k, v in v6.items() if k not in ("hoodie.table.version", "hoodie.timeline.layout.version",
+                                                        "hoodie.archivelog.folder", "hoodie.table.checksum",
+                                                        "hoodie.table.keygenerator.class", RECORDED_PAYLOAD_CLASS,
+                                                        "hoodie.compaction.record.merger.strategy")}
+    kind = next((t for t, c in KEYGEN_CLASS_BY_TYPE.items() if c == keygen.class_name), None)
+    if kind is None:
+        raise HoodieConfigError(f"{KEYGENERATOR_CLASS.key}={keygen.class_name} has no key generator type that "
+                                "a version 8 or 9 table can record")
+    values["hoodie.table.keygenerator.type"] = kind
+    return values
+
+
+def _v6_table_properties(cfg: HoodieConfig, schema: pa.Schema, avro: dict[str, Any],
+                         keygen: KeyGenerator) -> TableProperties:
+    name = cfg.require(TABLE_NAME)
+    precombine = _ordering_field(cfg, schema)
     return TableProperties.for_new_table(
         name=name,
         table_type=cfg.get(TABLE_TYPE),
@@ -191,9 +258,12 @@ def create_table(storage: Storage, options: dict[str, Any], schema: pa.Schema) -
     _validate_new_write(cfg, "insert", schema)
     name = cfg.require(TABLE_NAME)
     stored = stored_schema(schema)
+    version = version_to_write(cfg, None)
+    refuse_unwritable(version, cfg.get(TABLE_TYPE))
+    cfg = _with_merge_mode(cfg, version, None, stored)
     ensure_not_foreign(storage)
-    init_table_layout(storage, _new_table_properties(cfg, stored, arrow_to_avro(stored, f"{name}_record",
-                                                                                 f"hoodie.{name}")))
+    avro = arrow_to_avro(stored, f"{name}_record", f"hoodie.{name}")
+    init_table_layout(storage, _new_table_properties(cfg, stored, avro, version))
 
 
 def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schema,
@@ -206,9 +276,12 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
         return None
     table = HoodieTable.load(storage) if exists else None
     cfg = HoodieConfig(effective_options(table.props if table else None, options))
+    version = version_to_write(cfg, table.props if table else None)
+    refuse_unwritable(version, table.props.table_type if table else cfg.get(TABLE_TYPE))
     if table is not None:
         refuse_metadata_table(storage, "a write", table.props)
         _check_against_table(table.props, cfg)
+        refuse_archival_due(table, cfg)
     validate_post_commit(cfg)
     operation = operation_for(how, cfg.get(OPERATION), exists)
     _validate_new_write(cfg, operation, data_schema)
@@ -219,9 +292,10 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
         schema = evolve_schema(table_schema, data_schema, cfg.get(RECONCILE_SCHEMA))
     name = table.props.name if table else cfg.require(TABLE_NAME)
     avro = arrow_to_avro(schema, f"{name}_record", f"hoodie.{name}")
+    cfg = _with_merge_mode(cfg, version, table.props if table else None, schema)
     if table is None:
         ensure_not_foreign(storage)
-        init_table_layout(storage, _new_table_properties(cfg, schema, avro))
+        init_table_layout(storage, _new_table_properties(cfg, schema, avro, version))
         table = HoodieTable.load(storage)
     else:
         table = rollback_failed_writes(table)
@@ -235,14 +309,21 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
 
 
 def _open_instant(table: HoodieTable, job: WriteJob) -> str:
-    """The write's instant; an overwrite's requested file holds an empty replace plan, as Hudi writes it."""
+    """The write's instant; an overwrite's requested file holds an empty replace plan, as Hudi writes it (Hudi
+    1.x names the operation there)."""
     plan = b""
     if job.action == "replacecommit":
-        plan = avro_models.serialize(
-            "HoodieRequestedReplaceMetadata",
-            {"operationType": None, "clusteringPlan": None, "extraMetadata": None, "version": None},
-        )
+        plan = _requested_replace(table.props.layout_version, job.operation.upper())
     return Commit.start(table, job.action, job.operation.upper(), plan).instant_time
+
+
+def _requested_replace(layout: int, operation: str) -> bytes:
+    record: dict[str, Any]
+    if layout >= 2:
+        record = {"operationType": operation, "clusteringPlan": None, "extraMetadata": {}, "version": 1}
+    else:
+        record = {"operationType": None, "clusteringPlan": None, "extraMetadata": None, "version": None}
+    return avro_models.serialize("HoodieRequestedReplaceMetadata", record, layout)
 
 
 def write_task(job: WriteJob, batches: Iterable[pa.RecordBatch | pa.Table], token: str,

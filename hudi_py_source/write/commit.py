@@ -63,7 +63,8 @@ class Commit:
         requested = timeline.create_requested(timeline.new_instant_time(table.props.timeline_timezone), action,
                                               plan)
         profile = CommitMetadata({}, False, {}, operation_type, None)
-        return cls(table, timeline.transition_to_inflight(requested, profile.to_json()), operation_type)
+        return cls(table, timeline.transition_to_inflight(requested, profile.to_bytes(timeline.layout_version)),
+                   operation_type)
 
     @classmethod
     def resume(cls, table: HoodieTable, planned: Instant, operation_type: str) -> Commit:
@@ -95,7 +96,7 @@ class Commit:
             by_partition.setdefault(stat.partition_path or "", []).append(stat)
         metadata = CommitMetadata(by_partition, self.compacted, dict(extra_metadata), self.operation_type,
                                   dict(replaced) if replaced is not None else None)
-        self.table.timeline.complete(self.instant, metadata.to_json())
+        self.table.timeline.complete(self.instant, metadata.to_bytes(self.table.timeline.layout_version))
         WriteMarkers(self.storage, self.instant_time).delete_all()
         return metadata
 

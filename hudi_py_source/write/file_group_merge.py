@@ -8,6 +8,7 @@ simply created from its inserts.
 
 from __future__ import annotations
 
+import posixpath
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -231,6 +232,8 @@ def write_file_group(job: WriteJob, target: Target, incoming: Iterable[pa.Table]
                 records.close()
     stats = writer.close()
     elapsed = int((time.monotonic() - started) * 1000)
-    return base_file_write_stat(target.file_id, target.partition_path, rel_path, target.base_instant,
+    stat = base_file_write_stat(target.file_id, target.partition_path, rel_path, target.base_instant,
                                 stats.num_rows, stats.file_size, elapsed, counts.inserted, counts.updated,
                                 counts.deleted)
+    stat.prev_base_file = posixpath.basename(target.base_path) if target.base_path else None
+    return stat
