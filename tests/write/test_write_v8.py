@@ -11,69 +11,24 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import fastavro
 import pyarrow as pa
 import pytest
-from oracles import assert_reads_like_hudi_rs, hudi_rs_read
+from support.oracles import assert_reads_like_hudi_rs, hudi_rs_read
+from support.v8_writes import CITIES, HISTORY, VERSIONS, Step, id_to_ts, options, record_id, rows
 
 from hudi_py_source import HoodieConfigError, HoodieUnsupportedError, Table
 from hudi_py_source.table.properties import parse_properties
 from hudi_py_source.write.client import abort_write, start_write, write_task
 
-REFERENCE = Path(__file__).resolve().parent / "fixtures" / "apache-hudi-1.2.0"
-VERSIONS = (8, 9)
-CITIES = ("amsterdam", "chennai", "san_francisco")
-T0 = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "apache-hudi-1.2.0"
 COMPLETED = re.compile(r"^(\d{17})_(\d{17})\.(commit|replacecommit|clean|rollback)$")
 PENDING = re.compile(r"^(\d{17})\.(?:(commit|replacecommit|clean|rollback)\.)?(requested|inflight)$")
-
-# (operation, ids, version, extra options): the records are rows(ids, version); ts = version * 1000 + id.
-Step = tuple[str, Sequence[int], int, dict[str, str]]
-HISTORY: list[Step] = [
-    ("bulk_insert", range(0, 6), 1, {}),
-    ("insert", range(6, 9), 1, {}),
-    ("upsert", [0, 1, 9], 2, {}),
-    ("delete", [2], 3, {}),
-    ("insert_overwrite", [3, 6], 4, {}),
-    ("delete_partition", [], 5, {"hoodie.datasource.write.partitions.to.delete": "chennai"}),
-    ("upsert", [0, 3], 6, {"hoodie.cleaner.commits.retained": "1"}),
-    ("upsert", [0], 5, {}),
-]
-
-
-def record_id(i: int) -> str:
-    return f"k{i:03d}"
-
-
-def rows(ids: Sequence[int], version: int) -> pa.Table:
-    return pa.table({
-        "id": [record_id(i) for i in ids],
-        "ts": pa.array([version * 1000 + i for i in ids], pa.int64()),
-        "city": [CITIES[i % 3] for i in ids],
-        "amount": pa.array([i * 1.5 + version for i in ids], pa.float64()),
-        "at": pa.array([T0 + dt.timedelta(seconds=i * version) for i in ids], pa.timestamp("us", tz="UTC")),
-    })
-
-
-def options(operation: str, version: int, **extra: str) -> dict[str, str]:
-    return {
-        "hoodie.table.name": "v8_writes",
-        "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
-        "hoodie.datasource.write.recordkey.field": "id",
-        "hoodie.datasource.write.precombine.field": "ts",
-        "hoodie.datasource.write.partitionpath.field": "city",
-        "hoodie.datasource.write.operation": operation,
-        "hoodie.write.table.version": str(version),
-        **extra,
-    }
-
 
 def apply(live: dict[str, tuple[str, int]], step: Step) -> None:
     """The model: id -> (city, ts). An event-time table keeps the greater ts of an upserted key."""
@@ -93,10 +48,6 @@ def apply(live: dict[str, tuple[str, int]], step: Step) -> None:
         ts = version * 1000 + i
         if operation != "upsert" or live.get(record_id(i), ("", -1))[1] <= ts:
             live[record_id(i)] = (CITIES[i % 3], ts)
-
-
-def id_to_ts(table: pa.Table) -> dict[str, int]:
-    return dict(zip(table.column("id").to_pylist(), table.column("ts").to_pylist(), strict=True))
 
 
 def timeline_files(path: Path) -> list[Path]:

@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from apache_hudi.client import run_apache_hudi
-from test_write_v8 import HISTORY, VERSIONS, id_to_ts, options, rows
+from support.v8_writes import HISTORY, VERSIONS, id_to_ts, options, rows
 
 from hudi_py_source import Table
 
