@@ -81,6 +81,7 @@ from ..timeline.active import ActiveTimeline
 log = logging.getLogger(__name__)
 
 KEY = "_hoodie_record_key"
+COMMIT_TIME = "_hoodie_commit_time"
 MERGE_MODE = "hoodie.record.merge.mode"
 EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
 COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
@@ -99,13 +100,15 @@ _UNDECODABLE = (HoodieError, ValueError, LookupError, struct.error, OSError, pa.
 class LogVisibility:
     """Which block instants a query sees, and which a completed commit wrote at all (`written`, whatever the
     as-of instant: whether a damaged block holds committed records): picklable, so a task decides without the
-    timeline. `skip_corrupt` is hoodie.pyhudi.read.skip.corrupt.log.blocks."""
+    timeline. `skip_corrupt` is hoodie.pyhudi.read.skip.corrupt.log.blocks. `base_commits`, when set, are the
+    only commit times of base rows the query merges (a v8/v9 incremental query's commits)."""
 
     completed: frozenset[str]
     as_of: str | None
     timeline_start: str | None
     written: frozenset[str]
     skip_corrupt: bool = False
+    base_commits: frozenset[str] | None = None
 
     def in_range(self, instant: str) -> bool:
         return self.as_of is None or instant <= self.as_of
@@ -163,6 +166,15 @@ def log_visibility(timeline: ActiveTimeline, as_of: str | None, skip_corrupt: bo
     pinned = min(as_of, last) if (as_of is not None and last is not None) else (as_of or last)
     completed = frozenset(t for t in done if pinned is None or t <= pinned)
     return LogVisibility(completed, pinned, timeline.timeline_start(), frozenset(done), skip_corrupt)
+
+
+def range_log_visibility(timeline: ActiveTimeline, commits: frozenset[str],
+                         skip_corrupt: bool = False) -> LogVisibility:
+    """What a v8/v9 incremental query merges: the blocks and base rows of its range's commits only (instant times,
+    chosen by completion time), as Hudi 1.x's file-group reader applies the query's exact instant range to both.
+    A block of a commit requested inside the range that completed after it belongs to a later range."""
+    written = frozenset(i.timestamp for i in timeline.completed_commits())
+    return LogVisibility(commits, None, None, written, skip_corrupt, commits)
 
 
 def merge_config(props: TableProperties, max_memory_bytes: int, spill_dir: str) -> MergeConfig:
@@ -565,7 +577,7 @@ def merged_slice_parts(storage: Storage, spec: SliceSpec, schema: pa.Schema, con
                 records.apply(records.data_rows(conform(_of_keys(decoded, KEY, only_keys), schema, restore)))
         if spec.base_path is not None:
             for batch in _base_batches(storage, spec.base_path, schema):
-                base = conform(_of_keys(batch, KEY, only_keys), schema, restore)
+                base = conform(_of_commits(_of_keys(batch, KEY, only_keys), visibility), schema, restore)
                 yield _merge_base(records, base, config, stats).select(schema.names), True
         for piece in records.remaining():
             inserted = _visible(piece)
@@ -581,6 +593,14 @@ def _of_keys(rows: pa.Table, key_column: str, keys: pa.Array | None) -> pa.Table
     if keys is None or rows.num_rows == 0:
         return rows
     return rows.filter(pc.fill_null(pc.is_in(rows.column(key_column), value_set=keys), False))
+
+
+def _of_commits(rows: pa.Table, visibility: LogVisibility) -> pa.Table:
+    """The base rows of the commits a query merges (all but for a v8/v9 incremental query)."""
+    if visibility.base_commits is None or rows.num_rows == 0:
+        return rows
+    commits = pa.array(sorted(visibility.base_commits), pa.string())
+    return rows.filter(pc.fill_null(pc.is_in(rows.column(COMMIT_TIME), value_set=commits), False))
 
 
 def _merge_base(records: LogRecords, base: pa.Table, config: MergeConfig, stats: MergeStats) -> pa.Table:

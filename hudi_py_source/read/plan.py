@@ -32,6 +32,7 @@ from .merged_slice import (
     log_visibility,
     merge_config,
     merge_schema,
+    range_log_visibility,
     read_merged_slice,
 )
 from .predicates import Predicate, conjunction, key_candidates
@@ -164,16 +165,20 @@ def prunable_partitions(table: HoodieTable) -> bool:
 
 
 def build_plan(table: HoodieTable, cfg: HoodieConfig, schema: pa.Schema, predicates: list[Predicate],
-               slices: list[FileSlice], merge_logs: bool, visible_at: str | None, description: str) -> ReadPlan:
+               slices: list[FileSlice], merge_logs: bool, visible_at: str | None, description: str,
+               range_commits: frozenset[str] | None = None) -> ReadPlan:
     """The plan of the file slices a planner chose: pruned by footers, packed into splits and, when `merge_logs`,
-    with the merge settings and the log blocks visible at `visible_at` (None: the latest instant)."""
+    with the merge settings and the log blocks visible at `visible_at` (None: the latest instant), or, given
+    `range_commits` (a v8/v9 incremental query), only the blocks and base rows of those commits."""
     keys = record_key_candidates(table, predicates, schema)
     kept = prune_slices(table.storage, slices, predicates, schema, keys, merge_logs)
     plan = ReadPlan(table.storage, schema, table.props.partition_layout, predicates, pack_splits(kept, merge_logs),
                     len(slices), description=description, drop_partition_columns=table.props.drop_partition_columns)
     if merge_logs:
         plan.merge = merge_config(table.props, cfg.get(MERGE_MAX_MEMORY), cfg.get(SPILLABLE_MAP_PATH))
-        plan.visibility = log_visibility(table.timeline, visible_at, cfg.get(SKIP_CORRUPT_LOG_BLOCKS))
+        skip_corrupt = cfg.get(SKIP_CORRUPT_LOG_BLOCKS)
+        plan.visibility = (log_visibility(table.timeline, visible_at, skip_corrupt) if range_commits is None
+                           else range_log_visibility(table.timeline, range_commits, skip_corrupt))
         plan.pinned_keys = sorted(keys) if keys is not None else None
     return plan
 

@@ -73,9 +73,17 @@ def _rel(partition: str, name: str) -> str:
 
 
 class _Visibility:
-    """Which instants count as committed as of a point in time (J6 isFileSliceCommitted)."""
+    """Which instants count as committed as of a point in time (J6 isFileSliceCommitted), and which base files
+    place log files into slices.
+
+    On layout 1 a log names its slice's base instant. On layout 2 it names its own deltacommit and belongs to the
+    newest base requested before that deltacommit completed, among every completed base, also those requested
+    after the view's instant; slices after that instant are then hidden with their logs (Hudi 1.x
+    HoodieFileGroup.getBaseInstantTime, then getLatestFileSliceBeforeOrOn). Placing by the visible bases alone
+    would show, as of an earlier instant, a log that completed after a later compaction and so belongs to it."""
 
     def __init__(self, timeline: ActiveTimeline, as_of: str | None) -> None:
+        self.by_completion = timeline.layout_version >= 2
         done = timeline.completed_commits()
         last = done[-1].timestamp if done else None
         self.as_of = min(as_of, last) if (as_of is not None and last is not None) else (as_of or last)
@@ -87,10 +95,22 @@ class _Visibility:
         # Older than the active write history: archived, hence completed (J6 isBeforeTimelineStarts).
         self.start = timeline.timeline_start()
 
+    def completed(self, timestamp: str) -> bool:
+        """Completed now, whatever the view's instant."""
+        return timestamp in self.completion or (self.start is not None and timestamp < self.start)
+
     def committed(self, timestamp: str) -> bool:
         if not self.has_commits or self.as_of is None or timestamp > self.as_of:
             return False
-        return timestamp in self.completion or (self.start is not None and timestamp < self.start)
+        return self.completed(timestamp)
+
+    def places(self, timestamp: str) -> bool:
+        """Whether a base file of this instant takes log files into its slice."""
+        return self.completed(timestamp) if self.by_completion else self.committed(timestamp)
+
+    def shows(self, slice_instant: str) -> bool:
+        """Whether the view shows the slice of this base instant (layout 1 places no log beyond the view)."""
+        return not self.by_completion or self.committed(slice_instant)
 
     def completion_of(self, timestamp: str) -> str | None:
         """Completion time of a committed instant (its own time when archived or on v6)."""
@@ -128,7 +148,7 @@ class FileSystemView:
         for info in self.files(partition):
             base = parse_base_file_name(info.name)
             if base is not None:
-                if vis.committed(base.instant_time):
+                if vis.places(base.instant_time):
                     bases[base.file_id][base.instant_time] = BaseFile(
                         _rel(partition, info.name), base.file_id, base.instant_time, base.write_token, info.size)
                 continue
@@ -157,7 +177,7 @@ class FileSystemView:
             slices.setdefault(key, FileSlice(partition, file_id, key)).log_files.append(log)
         for file_slice in slices.values():
             file_slice.log_files.sort(key=LogFile.sort_key)
-        return [slices[t] for t in sorted(slices)]
+        return [slices[t] for t in sorted(slices) if vis.shows(t)]
 
     def _log_anchor(self, log: LogFile, vis: _Visibility) -> str | None:
         """The time a log is placed by, None when it is not visible.

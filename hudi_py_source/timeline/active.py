@@ -146,6 +146,17 @@ class ActiveTimeline:
         done = self.completed_commits()
         return done[-1] if done else None
 
+    def completion_time(self, instant: Instant) -> str:
+        """When a completed instant completed, the time Hudi 1.x orders commits by: the completion time its
+        layout-2 file name carries; on layout 1, which records none, its own (requested) time."""
+        known = self._by_key.get((instant.timestamp, comparable_action(instant.action)), instant)
+        return known.completion_time or known.timestamp
+
+    def completed_commits_by_completion(self) -> list[Instant]:
+        """Completed write instants in the order they completed (on layout 1, the order they were requested):
+        a slow writer that started first lands after the commits that completed before it."""
+        return sorted(self.completed_commits(), key=lambda i: (self.completion_time(i), i.sort_key()))
+
     def new_instant_time(self, timezone: str) -> str:
         """A time for a new instant of this table: after every instant on its timeline, whatever its state,
         and on layout 2 after every completion time too."""
