@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pytest
 from apache_hudi.client import run_apache_hudi
-from conftest import fixture_zip, fixtures_dir, unzip_table
 from hudi import HudiQueryType, HudiReadOptions, HudiTable, HudiTableBuilder
+from support.fixture_tables import fixture_zip, fixtures_dir, unzip_table
 
 from hudi_py_source import Table
 from hudi_py_source.errors import HoodieConfigError
