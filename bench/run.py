@@ -1,8 +1,9 @@
 """`make bench`: steps A-D of ../shared/BENCH.md for pyhudi and its baselines, in one run.
 
 Systems: pyhudi COW and MOR through Spark (`df.write.format("pyhudi")`, `spark.read.format("pyhudi")`),
-pyhudi's core API without Spark (`hudi_py_source.Table`), Spark's native parquet in the same session
-(B is its naive rewrite: left-anti join + union into a new version) and delta-rs (B is its merge).
+pyhudi's core API without Spark (`hudi_py_source.Table`; COW also in table version 8, `pyhudi-core-cow-v8`),
+Spark's native parquet in the same session (B is its naive rewrite: left-anti join + union into a new
+version) and delta-rs (B is its merge).
 Every system writes snappy parquet, Spark's and delta-rs' default (Hudi's default is gzip, 3x slower
 to write). The MOR systems turn small-file handling off (`hoodie.parquet.small.file.limit=0`): with
 Hudi's default every file group of this workload is small and takes inserts, so B would rewrite each of
@@ -65,6 +66,8 @@ OPTIONS = {
     "hoodie.parquet.compression.codec": "snappy",
 }
 MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.parquet.small.file.limit": "0"}
+# The same copy-on-write table written in Hudi 1.x's table version 8 (timeline layout 2, Avro commit metadata).
+V8 = {"hoodie.write.table.version": "8"}
 
 REPO = Path(__file__).resolve().parent.parent
 HUDI_PYTHON = REPO / os.environ.get("HUDI_VENV", ".venv-hudi") / "bin" / "python"
@@ -203,7 +206,7 @@ def pyhudi_core(inp: Inputs, system: str, extra: dict[str, str]) -> tuple[list[R
         "D": lambda: table.read(filters=[Predicate("in", "id", inp.keys)], columns=["id"]).num_rows,
     })
     compaction = None
-    if extra:
+    if extra.get("hoodie.datasource.write.table.type") == "MERGE_ON_READ":
         start = time.perf_counter()
         table.compact(options)
         compaction = time.perf_counter() - start
@@ -325,7 +328,8 @@ def main() -> None:
     spark.stop()
     core_cow, _ = pyhudi_core(inp, "pyhudi-core-cow", {})
     core_mor, compaction = pyhudi_core(inp, "pyhudi-core-mor", MOR)
-    results += core_cow + core_mor + delta_rs(inp)
+    core_cow_v8, _ = pyhudi_core(inp, "pyhudi-core-cow-v8", V8)
+    results += core_cow + core_mor + core_cow_v8 + delta_rs(inp)
     for version in filter(None, args.apache_hudi.split(",")):
         results += apache_hudi(inp, version, spark_conf)
     print_table(results)
