@@ -6,12 +6,15 @@
   no older logs in the write stat) and their blocks carry the header keys, in the order, of the Apache-written
   v8 and v9 fixtures; the delta commit's Avro write stats have the fixtures' shape.
 * A failed merge-on-read write is rolled back (its log files found by its markers); an Apache-written version 8
-  merge-on-read table takes upserts, a delete and an insert that hudi-rs reads exactly; compaction stays refused.
+  merge-on-read table takes upserts, a delete and an insert that hudi-rs reads exactly.
+* Compaction runs on layout 2 as 1.x runs it: `compaction` instants completed as a commit, with a write pending
+  meanwhile and after a failed attempt.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import shutil
@@ -25,9 +28,11 @@ from support.oracles import assert_reads_like_hudi_rs, hudi_rs_read
 from support.v8_mor_writes import MOR_STEPS, apply, mor_options
 from support.v8_writes import VERSIONS, id_to_ts, record_id, rows
 
-from hudi_py_source import HoodieUnsupportedError, Table
+from hudi_py_source import Table
 from hudi_py_source.io.log_format import iter_log_blocks
 from hudi_py_source.table.file_names import parse_log_file_name
+from hudi_py_source.table.hoodie_table import HoodieTable
+from hudi_py_source.timeline.instant import REQUESTED, Instant
 from hudi_py_source.write.client import start_write, write_task
 from hudi_py_source.write.upsert import write_targets
 
@@ -189,13 +194,65 @@ def test_writes_into_apache_written_v8_mor_table(fixture_table) -> None:
     check_log_names(root)
 
 
+def avro_file(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(writer schema, the one record) of a timeline Avro file."""
+    with path.open("rb") as f:
+        reader = fastavro.reader(f)
+        return json.loads(reader.metadata["avro.schema"]), next(iter(reader))
+
+
+def compaction_files(root: Path) -> dict[str, Path]:
+    """The compaction's timeline files by kind: requested, inflight, completed (as a commit)."""
+    timeline = root / ".hoodie" / "timeline"
+    instant = next(p.name.split(".")[0] for p in timeline.glob("*.compaction.requested"))
+    return {"requested": timeline / f"{instant}.compaction.requested",
+            "inflight": timeline / f"{instant}.compaction.inflight",
+            "completed": next(timeline.glob(f"{instant}_*.commit"))}
+
+
 @pytest.mark.parametrize("version", VERSIONS)
-def test_compaction_still_refused(tmp_path: Path, version: int) -> None:
+def test_compaction_with_a_write_while_pending(tmp_path: Path, version: int) -> None:
+    """A compaction scheduled, an upsert and a delete while it is pending (their logs complete after the plan,
+    so they belong to the slice it opens), a first attempt that died inflight, then the compaction: every read
+    exact by pyhudi and hudi-rs, read_optimized the compacted base files."""
     path = tmp_path / "t"
     table = Table(str(path))
-    table.write(rows(range(3), 1), mor_options("bulk_insert", version), "overwrite")
-    table.write(rows([0], 2), mor_options("upsert", version))
-    before = {str(p): p.read_bytes() for p in path.rglob("*") if p.is_file()}
-    with pytest.raises(HoodieUnsupportedError, match=f"compaction on table version {version}"):
-        table.compact()
-    assert {str(p): p.read_bytes() for p in path.rglob("*") if p.is_file()} == before
+    table.write(rows(range(6), 1), mor_options("bulk_insert", version), "overwrite")
+    table.write(rows([0, 1], 2), mor_options("upsert", version))
+    instant = table.schedule_compaction()
+    assert instant is not None
+    table.write(rows([0, 3], 4), mor_options("upsert", version))
+    table.write(rows([1], 5), mor_options("delete", version))
+    expected = {record_id(i): ts for i, ts in [(0, 4000), (2, 1002), (3, 4003), (4, 1004), (5, 1005)]}
+    assert_reads_like_hudi_rs(table.read(), str(path))
+    HoodieTable.load(table.storage).timeline.transition_to_inflight(Instant(instant, "compaction", REQUESTED))
+    assert table.compact() == [instant]
+    ours = table.read()
+    assert id_to_ts(ours) == expected
+    assert_reads_like_hudi_rs(ours, str(path))
+    compacted = {record_id(i): 1000 + i for i in range(6)} | {record_id(0): 2000, record_id(1): 2001}
+    assert id_to_ts(table.read(READ_OPTIMIZED)) == compacted
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_compaction_timeline_files_as_the_v8_fixture(tmp_path: Path, version: int, fixture_table) -> None:
+    """requested: Avro HoodieCompactionPlan with 1.x's fields; inflight: empty; completed as `<t>_<c>.commit`,
+    compacted, operation COMPACT, its write stats null where the fixture's compaction commit has nulls."""
+    path = tmp_path / "t"
+    table = Table(str(path))
+    table.write(rows(range(6), 1), mor_options("bulk_insert", version), "overwrite")
+    table.write(rows([0, 4], 2), mor_options("upsert", version))
+    table.compact()
+    ours, theirs = compaction_files(path), compaction_files(Path(fixture_table(V8_FIXTURE)))
+    assert ours["inflight"].read_bytes() == theirs["inflight"].read_bytes() == b""
+    (our_plan_schema, our_plan), (their_plan_schema, their_plan) = (avro_file(ours["requested"]),
+                                                                     avro_file(theirs["requested"]))
+    assert [f["name"] for f in our_plan_schema["fields"]] == [f["name"] for f in their_plan_schema["fields"]]
+    assert (our_plan["version"], our_plan["missingSchedulePartitions"]) == (their_plan["version"], [])
+    assert set(our_plan["operations"][0]) == set(their_plan["operations"][0])
+    (_, our_commit), (_, their_commit) = avro_file(ours["completed"]), avro_file(theirs["completed"])
+    assert (our_commit["compacted"], our_commit["operationType"]) == (True, "COMPACT") == (
+        their_commit["compacted"], their_commit["operationType"])
+    shapes = [{str(stat_shape(s)) for stats in c["partitionToWriteStats"].values() for s in stats}
+              for c in (our_commit, their_commit)]
+    assert shapes[0] == shapes[1]
