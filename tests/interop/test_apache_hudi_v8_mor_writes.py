@@ -1,9 +1,9 @@
 """Apache Hudi 1.2.0 itself judges the version 8 and 9 merge-on-read tables pyhudi writes.
 
 pyhudi writes a table of each version through tests/support/v8_mor_writes.py's history (bulk_insert, upserts,
-a delete, an insert: log files named after their delta commits); Apache Hudi 1.2.0 reads its snapshot and
-read_optimized views exactly as pyhudi does, then upserts into it in the table's own version, and both read that
-result alike. One Apache Hudi call (a JVM start) serves the whole file.
+a delete, an insert: log files named after their delta commits), compacts it and upserts once more; Apache Hudi
+1.2.0 reads its snapshot and read_optimized views exactly as pyhudi does, then upserts into it in the table's own
+version, and both read that result alike. One Apache Hudi call (a JVM start) serves the whole file.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, Any]
         for index, (operation, ids, data_version) in enumerate(MOR_STEPS):
             table.write(rows(ids, data_version), mor_options(operation, version),
                         "overwrite" if index == 0 else "append")
+        table.compact()
+        table.write(rows([3], 7), mor_options("upsert", version))
         out[version] = {"pyhudi": table.read(), "pyhudi_ro": table.read(READ_OPTIMIZED), "path": path}
         apache_options = {**mor_options("upsert", version), "hoodie.metadata.enable": "false",
                           "hoodie.write.auto.upgrade": "false", "hoodie.compact.inline": "false"}
