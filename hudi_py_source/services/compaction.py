@@ -55,7 +55,6 @@ from ..table.file_names import make_base_file_name, write_token
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
 from ..table.properties import refuse_metadata_table
-from ..table.table_version import refuse_on_layout_2
 from ..timeline import avro_models
 from ..timeline.commit_metadata import WriteStat
 from ..timeline.instant import (
@@ -85,7 +84,6 @@ _PARALLEL_MIN_BYTES = 16 * _MB
 
 def _table(storage: Storage) -> HoodieTable:
     table = HoodieTable.load(storage)
-    refuse_on_layout_2(table, "compaction")
     if table.props.table_type != "MERGE_ON_READ":
         raise HoodieTableError(f"compaction needs a MERGE_ON_READ table; {storage.base_url} is "
                                f"{table.props.table_type}")
@@ -135,7 +133,8 @@ def _select(table: HoodieTable, cfg: HoodieConfig) -> list[tuple[CompactionOpera
     return chosen
 
 
-def _plan_record(chosen: list[tuple[CompactionOperation, dict[str, float]]]) -> dict[str, Any]:
+def _plan_record(chosen: list[tuple[CompactionOperation, dict[str, float]]], layout: int) -> dict[str, Any]:
+    """The plan as Hudi writes it; 1.x (layout 2) adds `missingSchedulePartitions`, written empty."""
     operations = [{
         "baseInstantTime": op.base_instant,
         "deltaFilePaths": [posixpath.basename(p) for p in op.log_paths],
@@ -145,8 +144,9 @@ def _plan_record(chosen: list[tuple[CompactionOperation, dict[str, float]]]) -> 
         "metrics": metrics,
         "bootstrapFilePath": None,
     } for op, metrics in chosen]
-    return {"operations": operations, "extraMetadata": None, "version": 2,
-            "strategy": None, "preserveHoodieMetadata": False}
+    record = {"operations": operations, "extraMetadata": None, "version": 2,
+              "strategy": None, "preserveHoodieMetadata": False}
+    return {**record, "missingSchedulePartitions": []} if layout >= 2 else record
 
 
 def _roll_back_failed_delta_commits(table: HoodieTable) -> HoodieTable:
@@ -177,7 +177,9 @@ def _schedule(table: HoodieTable, cfg: HoodieConfig) -> tuple[HoodieTable, str |
         return table, None
     timeline = table.timeline
     instant_time = timeline.new_instant_time(table.props.timeline_timezone)
-    timeline.create_requested(instant_time, COMPACTION, avro_models.serialize(PLAN, _plan_record(chosen)))
+    layout = timeline.layout_version
+    timeline.create_requested(instant_time, COMPACTION,
+                              avro_models.serialize(PLAN, _plan_record(chosen, layout), layout=layout))
     LOG.info("scheduled compaction %s of %d file slice(s)", instant_time, len(chosen))
     return table, instant_time
 
@@ -234,13 +236,15 @@ def _compaction_stat(op: CompactionOperation, rel_path: str, rows: int, size: in
                      merged: MergeStats) -> WriteStat:
     """The write stat Hudi records for a compacted slice: the merge handle's counts plus the log scan's.
     totalUpdatedRecordsCompacted (Hudi: the keys in its merged log-record map) counts the log's keys that
-    changed the slice, so deletes of absent keys and log records that lost to the base are left out."""
+    changed the slice, so deletes of absent keys and log records that lost to the base are left out. Hudi 1.x
+    also names the compacted base file (`prevBaseFile`, Avro only)."""
     stat = base_file_write_stat(op.file_id, op.partition_path, rel_path, op.base_instant, rows, size, elapsed_ms,
                                 merged.inserted, merged.updated, merged.deleted)
     return dataclasses.replace(
         stat, total_log_records=merged.log_records, total_log_files_compacted=len(op.log_paths),
         total_log_size_compacted=op.log_bytes, total_log_blocks=merged.log_blocks,
-        total_updated_records_compacted=merged.updated + merged.deleted + merged.inserted)
+        total_updated_records_compacted=merged.updated + merged.deleted + merged.inserted,
+        prev_base_file=posixpath.basename(op.base_path) if op.base_path else None)
 
 
 def _execute(table: HoodieTable, instant: Instant, options: dict[str, Any]) -> list[WriteStat]:

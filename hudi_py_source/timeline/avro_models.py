@@ -352,6 +352,8 @@ LAYOUT_2_SCHEMAS: dict[str, dict[str, Any]] = {
         _EXTRA_METADATA_V2),
     "HoodieRequestedReplaceMetadata": _with_plan_fields(
         REQUESTED_REPLACE_METADATA, _field("missingSchedulePartitions", _opt(_array(STRING)), None)),
+    "HoodieCompactionPlan": _with_fields(
+        COMPACTION_PLAN, _field("missingSchedulePartitions", _opt(_array(STRING)), None)),
 }
 
 SCHEMAS: dict[str, dict[str, Any]] = {

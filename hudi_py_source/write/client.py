@@ -46,7 +46,7 @@ from ..table.hoodie_table import HoodieTable, ensure_not_foreign, table_exists
 from ..table.properties import KEYGEN_CLASS_BY_TYPE, TableProperties, init_table_layout, refuse_metadata_table
 from ..table.properties import PAYLOAD_CLASS as RECORDED_PAYLOAD_CLASS
 from ..table.properties_v8 import PAYLOAD_OF_MODE, for_new_table_v8, merge_mode, table_merge_mode
-from ..table.table_version import refuse_unwritable, version_to_write
+from ..table.table_version import version_to_write
 from ..timeline import avro_models
 from ..timeline.instant import INFLIGHT, Instant
 from .commit import Commit
@@ -259,7 +259,6 @@ def create_table(storage: Storage, options: dict[str, Any], schema: pa.Schema) -
     name = cfg.require(TABLE_NAME)
     stored = stored_schema(schema)
     version = version_to_write(cfg, None)
-    refuse_unwritable(version, cfg.get(TABLE_TYPE))
     cfg = _with_merge_mode(cfg, version, None, stored)
     ensure_not_foreign(storage)
     avro = arrow_to_avro(stored, f"{name}_record", f"hoodie.{name}")
@@ -277,7 +276,6 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
     table = HoodieTable.load(storage) if exists else None
     cfg = HoodieConfig(effective_options(table.props if table else None, options))
     version = version_to_write(cfg, table.props if table else None)
-    refuse_unwritable(version, table.props.table_type if table else cfg.get(TABLE_TYPE))
     if table is not None:
         refuse_metadata_table(storage, "a write", table.props)
         _check_against_table(table.props, cfg)

@@ -1,7 +1,10 @@
 """Merge-on-read writes of one file group: its updates and deletes as log blocks (HoodieAppendHandle).
 
-Object stores cannot append, so every write creates new log files of the slice, numbered after the
-slice's highest log version; readers order a slice's logs by version, so the new blocks come last.
+Object stores cannot append, so every write creates new log files. On table version 6 they are files of
+the slice, named after its base instant and numbered after its highest log version (readers order a slice's
+logs by version, so the new blocks come last). On versions 8 and 9 (timeline layout 2) they are named after
+the delta commit that writes them, numbered from 1, as Hudi 1.x does: readers place a log in a slice by the
+completion time of that delta commit, so the name needs no slice.
 Records become an AVRO_DATA_BLOCK (split at hoodie.logfile.data.block.max.size), deletes and soft
 deletes one DELETE_BLOCK after them; a file that has grown past hoodie.logfile.max.size rolls over
 to the next version, as Hudi's log writer does.
@@ -32,7 +35,7 @@ from ..io.log_blocks import (
     encode_delete_block,
     split_points,
 )
-from ..io.log_format import write_log_file
+from ..io.log_format import WrittenLogFile, write_log_file
 from ..merge.payload import field_values, soft_delete_mask
 from ..storage import Storage
 from ..table.file_names import make_base_file_name, make_log_file_name, parse_base_file_name, parse_log_file_name
@@ -86,10 +89,23 @@ def _data_blocks(job: WriteJob, target: Target, records: pa.Table, task_id: int)
         target.partition_path, target.file_id, populate_meta_fields=cfg.get(POPULATE_META_FIELDS))
     schema_json = meta_fields_avro_json(job.avro_schema_json)
     sizes, framed = length_prefixed(encode_records(stamped, schema_json))
-    header = {HeaderKey.INSTANT_TIME: job.instant_time, HeaderKey.SCHEMA: schema_json}
+    header = _data_header(job, schema_json)
     return [_Block(encode_block(BlockType.AVRO_DATA_BLOCK, header, avro_data_content(framed.slice(a, b - a))),
                    records=b - a)
             for a, b in split_points(sizes, max_block)]
+
+
+def _data_header(job: WriteJob, schema_json: str) -> dict[HeaderKey, str]:
+    """The header keys Hudi writes, in its order: 1.x puts SCHEMA first (as in the 1.x fixtures' logs), the
+    version 6 writer INSTANT_TIME first."""
+    if _names_logs_by_delta_commit(job):
+        return {HeaderKey.SCHEMA: schema_json, HeaderKey.INSTANT_TIME: job.instant_time}
+    return {HeaderKey.INSTANT_TIME: job.instant_time, HeaderKey.SCHEMA: schema_json}
+
+
+def _names_logs_by_delta_commit(job: WriteJob) -> bool:
+    """Hudi 1.x (timeline layout 2) names a log after its delta commit, not after the slice's base instant."""
+    return job.table.props.layout_version >= 2
 
 
 def _delete_block(job: WriteJob, deletes: pa.Table, soft: np.ndarray) -> list[_Block]:
@@ -120,10 +136,11 @@ def next_log_version(log_names: Iterable[str], base_instant: str) -> int:
 
 def append_file_group(job: WriteJob, target: Target, incoming: pa.Table, token: str,
                       task_id: int) -> list[WriteStat]:
-    """Write one file group's (combined) records as new log files of its latest slice; one write stat
-    per log file written."""
+    """Write one file group's (combined) records as new log files of its latest slice (on versions 8 and 9,
+    of the slice the delta commit opens); one write stat per log file written."""
     started = time.monotonic()
-    base_instant = target.base_instant or job.instant_time
+    by_delta_commit = _names_logs_by_delta_commit(job)
+    base_instant = job.instant_time if by_delta_commit else target.base_instant or job.instant_time
     soft = soft_delete_mask(incoming)
     is_delete = incoming.column(DELETE_COLUMN).to_numpy(zero_copy_only=False) | soft
     deletes = incoming.filter(pa.array(is_delete))
@@ -134,29 +151,32 @@ def append_file_group(job: WriteJob, target: Target, incoming: pa.Table, token: 
     WriteMarkers(job.storage, job.instant_time).create(
         target.partition_path, append_marker_name(target.file_id, token, base_instant), "APPEND")
     version = next_log_version(target.log_files, base_instant)
-    names = list(target.log_files)
+    names = [] if by_delta_commit else list(target.log_files)
+    base_file = "" if by_delta_commit or not target.base_path else posixpath.basename(target.base_path)
     stats = []
     for log in _roll(blocks, job.config.get(LOGFILE_MAX_SIZE)):
         name = make_log_file_name(target.file_id, base_instant, version, token)
         rel_path = posixpath.join(target.partition_path, name) if target.partition_path else name
         written = write_log_file(job.storage, rel_path, [b.data for b in log.blocks])
         names.append(name)
-        stats.append(_delta_stat(target, base_instant, log, written.path, written.size, version, names, started))
+        stats.append(_delta_stat(target, base_instant, base_file, log, written, version, names, started))
         version += 1
     return stats
 
 
-def _delta_stat(target: Target, base_instant: str, log: _LogFile, rel_path: str, size: int, version: int,
-                names: list[str], started: float) -> WriteStat:
+def _delta_stat(target: Target, base_instant: str, base_file: str, log: _LogFile, written: WrittenLogFile,
+                version: int, names: list[str], started: float) -> WriteStat:
+    """HoodieDeltaWriteStat of one log: `prevCommit` is the log's base instant and `baseFile`, `logFiles` the
+    slice the log was written to (on 1.x the delta commit's own slice: no base file, its own logs)."""
     records = sum(b.records for b in log.blocks)
+    size = written.size
     return WriteStat(
-        file_id=target.file_id, path=rel_path, prev_commit=base_instant, num_writes=records,
+        file_id=target.file_id, path=written.path, prev_commit=base_instant, num_writes=records,
         num_deletes=sum(b.deletes for b in log.blocks), num_update_writes=records, num_inserts=0,
         total_write_bytes=size, partition_path=target.partition_path, file_size_in_bytes=size,
         runtime_stats={"totalScanTime": 0, "totalUpsertTime": int((time.monotonic() - started) * 1000),
                        "totalCreateTime": 0},
-        log_version=version, log_offset=0,
-        base_file=posixpath.basename(target.base_path) if target.base_path else "", log_files=list(names),
+        log_version=version, log_offset=0, base_file=base_file, log_files=list(names),
     )
 
 

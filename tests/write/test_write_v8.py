@@ -6,7 +6,8 @@
   Apache Hudi 1.2.0 (version 9) have them, timeline file names `<instant>_<completion>.<action>`, each file empty
   or Avro where Apache Hudi 1.2.0's is, with the very schema text it embeds (tests/fixtures/apache-hudi-1.2.0).
 * An Apache-written version 8 table takes upserts, deletes and inserts; a write asking for another version than
-  the table's, a merge-on-read write and services pyhudi does not run on layout 2 are refused, table untouched.
+  the table's and services pyhudi does not run on layout 2 are refused, table untouched (merge-on-read writes:
+  test_write_v8_mor.py).
 """
 
 from __future__ import annotations
@@ -264,14 +265,6 @@ def test_version_6_table_is_not_upgraded(tmp_path: Path) -> None:
     assert _snapshot(str(tmp_path / "t")) == before
     table.write(rows([1], 2), {k: v for k, v in options("upsert", 6).items() if "table.version" not in k})
     assert "hoodie.table.version=6\n" in (tmp_path / "t" / ".hoodie" / "hoodie.properties").read_text()
-
-
-@pytest.mark.parametrize("version", VERSIONS)
-def test_merge_on_read_refused_naming_type_and_version(tmp_path: Path, version: int) -> None:
-    with pytest.raises(HoodieUnsupportedError, match=f"MERGE_ON_READ tables of table version {version}"):
-        Table(str(tmp_path / "t")).write(rows([1], 1), {**options("insert", version),
-                                                        "hoodie.datasource.write.table.type": "MERGE_ON_READ"})
-    assert not (tmp_path / "t").exists()
 
 
 def test_unsupported_option_values_refused() -> None:
