@@ -11,6 +11,16 @@ PYHUDI_MODEL_EXAMPLES sets how many sequences run (default 12 on COW, half as ma
 notes report long runs). On MOR the ordering values grow from step to step: merge-on-read readers differ
 on a later record with a lower ordering value (Java Hudi takes the later one, hudi-rs the higher one).
 
+At the end of every sequence the table's history is checked too: time travel to every commit's instant and
+completion time, and incremental queries between them, by pyhudi and hudi-rs against the model's states (on
+versions 8 and 9 incremental ranges are of completion times; see check_history).
+
+Table versions 8 and 9 (COW only: pyhudi refuses MOR there) run the same sequences, written with
+`hoodie.write.table.version`, merged as those tables are (EVENT_TIME_ORDERING: a stored row with a greater ts
+stays), with service steps between the writes: clean runs, while clustering, savepoint and restore must be
+refused with HoodieUnsupportedError, leaving every file of the table as it was. PYHUDI_MODEL_V8_EXAMPLES sets
+how many random sequences run per version (default 3, besides two fixed ones that run every service).
+
 Apache Hudi 0.15 judges too (marker apache_hudi): PYHUDI_APACHE_SEQUENCES sequences per table type (default 2),
 drawn from a fixed seed, run as above; Apache Hudi reads the middle and final state of each in one JVM call
 and must return the model's rows, and exactly pyhudi's rows and meta columns for every query type.
@@ -22,23 +32,32 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
 from apache_hudi.client import run_apache_hudi
+from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder
 from hypothesis import HealthCheck, Phase, example, given, seed, settings
 from hypothesis import strategies as st
 from support.interop import assert_same_table
 from support.oracles import hudi_rs_read
 
-from hudi_py_source import Table
+from hudi_py_source import (
+    HoodieConfigError,
+    HoodieIncrementalRangeError,
+    HoodieTimeTravelError,
+    HoodieUnsupportedError,
+    Table,
+)
 from hudi_py_source.storage import Storage
 from hudi_py_source.write.client import abort_write, commit_write, start_write, write_task
 
 CITIES = ("sf", "nyc", "la")
 EXAMPLES = int(os.environ.get("PYHUDI_MODEL_EXAMPLES", "12"))
+LAYOUT_2_EXAMPLES = int(os.environ.get("PYHUDI_MODEL_V8_EXAMPLES", "3"))
 
 
 def make_rows(keys: list[int], versions: list[int]) -> pa.Table:
@@ -50,8 +69,9 @@ def make_rows(keys: list[int], versions: list[int]) -> pa.Table:
     })
 
 
-def base_options(index: str, table_type: str = "COPY_ON_WRITE") -> dict[str, str]:
+def base_options(index: str, table_type: str = "COPY_ON_WRITE", version: int = 6) -> dict[str, str]:
     return {
+        **({"hoodie.write.table.version": str(version)} if version != 6 else {}),
         "hoodie.table.name": "model",
         "hoodie.datasource.write.table.type": table_type,
         "hoodie.datasource.write.recordkey.field": "id",
@@ -78,17 +98,29 @@ step = st.fixed_dictionaries({
 compaction_step = st.fixed_dictionaries({"op": st.sampled_from(["schedule_compaction", "compact"])})
 mor_step = st.one_of(step, step, compaction_step)
 
+# Services between the writes of a version 8 or 9 table: clean runs; the others are refused there.
+REFUSED_ON_LAYOUT_2 = ("cluster", "savepoint", "restore")
+layout_2_service_step = st.fixed_dictionaries({"op": st.sampled_from(["clean", *REFUSED_ON_LAYOUT_2])})
+layout_2_step = st.one_of(step, step, step, layout_2_service_step)
+SERVICES = ("schedule_compaction", "compact", "clean", *REFUSED_ON_LAYOUT_2)
 
-def apply_to_model(model: dict[str, dict], op: str, batch: pa.Table) -> None:
+
+def apply_to_model(model: dict[str, dict], op: str, batch: pa.Table, event_time: bool = False) -> list[str]:
+    """Apply a committed write; the keys whose row it wrote. Within a batch the greatest ts wins (the later row on
+    a tie); against the table the incoming row wins on v6 (OverwriteWithLatestAvroPayload), and on v8/v9
+    (EVENT_TIME_ORDERING, inferred from the ordering field) unless the stored ts is greater."""
     if op == "delete":
         for key in batch.column("id").to_pylist():
             model.pop(key, None)
-        return
+        return []
     best: dict[str, dict] = {}
     for row in batch.to_pylist():
         if row["id"] not in best or row["ts"] >= best[row["id"]]["ts"]:
             best[row["id"]] = row
+    if event_time:
+        best = {k: row for k, row in best.items() if k not in model or model[k]["ts"] <= row["ts"]}
     model.update(best)
+    return list(best)
 
 
 def batch_for(op: str, keys: list[int], model: dict[str, dict], seed: int) -> list[int]:
@@ -106,10 +138,11 @@ def split(batch: pa.Table, tasks: int, seed: int) -> list[pa.Table]:
     return [batch.take(pa.array(p, pa.int64())) for p in parts]
 
 
-def run_step(url: str, opts: dict[str, str], s: dict, model: dict[str, dict], floor: int = 0) -> None:
+def run_step(url: str, opts: dict[str, str], s: dict, model: dict[str, dict], floor: int = 0) -> Committed | None:
+    """Run a write step; what it committed, or None (nothing to write, or a failure injected)."""
     keys = batch_for(s["op"], s["keys"], model, s["seed"])
     if not keys:
-        return
+        return None
     versions = [floor + s["seed"] * 10 + i % 4 for i in range(len(keys))]
     batch = make_rows(keys, versions)
     if s["op"] == "delete":
@@ -122,11 +155,27 @@ def run_step(url: str, opts: dict[str, str], s: dict, model: dict[str, dict], fl
         results.append(write_task(job, [part], f"{n}-1-{n}", n))
     if s["failure"] == "abort":
         abort_write(job)
-        return
+        return None
     if s["failure"] == "driver_dies":
-        return
-    commit_write(job, results)
-    apply_to_model(model, s["op"], batch)
+        return None
+    instant = commit_write(job, results)
+    written = apply_to_model(model, s["op"], batch, event_time="hoodie.write.table.version" in opts)
+    timeline = Table(url).hoodie_table().timeline
+    found = timeline.find(instant)
+    assert found is not None and found.state == "COMPLETED", instant
+    completion = timeline.completion_time(found) if timeline.layout_version >= 2 else None
+    return Committed(instant, completion, dict(model), written)
+
+
+@dataclass
+class Committed:
+    """A completed write of a sequence: its instant, its completion time (v8/v9), the model after it, and the
+    keys whose row it wrote."""
+
+    instant: str
+    completion: str | None
+    model: dict[str, dict]
+    written: list[str]
 
 
 def expected(model: dict[str, dict]) -> list[dict]:
@@ -142,22 +191,119 @@ def observed(table: pa.Table) -> list[dict]:
 INDEXES = ["BLOOM", "SIMPLE", "GLOBAL_BLOOM", "GLOBAL_SIMPLE", "BUCKET"]
 
 
+def files_of(url: str) -> dict[str, int]:
+    """Every file under the table with its size: what a refused service must leave as it was."""
+    root = Path(url)
+    return {str(p.relative_to(root)): p.stat().st_size for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def run_refused(url: str, op: str, version: int) -> None:
+    """A service pyhudi does not run on table versions 8 and 9: refused with HoodieUnsupportedError, nothing
+    written."""
+    table = Table(url)
+    latest = table.hoodie_table().timeline.completed_commits()
+    before = files_of(url)
+    with pytest.raises(HoodieUnsupportedError, match=f"table version {version}") as refused:
+        if op == "cluster":
+            table.cluster()
+        elif op == "savepoint":
+            table.savepoint()
+        else:
+            table.restore(latest[-1].timestamp if latest else "00000000000000000")
+    assert refused.type is HoodieUnsupportedError, refused.value
+    assert files_of(url) == before
+
+
+def run_service(url: str, op: str, version: int) -> None:
+    if op == "schedule_compaction":
+        Table(url).schedule_compaction()
+    elif op == "compact":
+        Table(url).compact()
+    elif op == "clean":
+        Table(url).clean({"hoodie.cleaner.commits.retained": "2"})
+    elif version == 6:
+        raise AssertionError(f"{op} steps are drawn for table versions 8 and 9 only")
+    else:
+        run_refused(url, op, version)
+
+
+def hudi_rs_rows(url: str, options: HudiReadOptions) -> list[dict]:
+    batches = HudiTableBuilder.from_base_uri(url).build().read(options)
+    return observed(pa.Table.from_batches(batches)) if batches else []
+
+
+def model_at(history: list[Committed], at: str | None, completion_time: bool) -> tuple[list[Committed], dict]:
+    """The commits up to `at` (None: all) and the model after them: by completion time if `completion_time`, else
+    by instant (requested) time."""
+    def moment(c: Committed) -> str:
+        return (c.completion or "") if completion_time else c.instant
+
+    visible = [c for c in history if at is None or moment(c) <= at]
+    return visible, (visible[-1].model if visible else {})
+
+
+def check_history(url: str, history: list[Committed], completion_time: bool) -> None:
+    """Time travel to every commit's instant and completion time (and a pending write's instant), and incremental
+    queries between consecutive ones and from each to the end: pyhudi and hudi-rs must return the model's rows.
+
+    Time travel as of t sees the completed commits requested by t on every version (Hudi 1.x cuts the view by
+    requested time; see read/time_travel.py); on v8/v9 it must be refused while a write requested by t is pending.
+    An incremental range (begin, end] holds, on v8/v9, the commits that completed in it (a commit requested before
+    `begin` but completed after it is in), on v6 those requested in it: the rows of the snapshot at `end` that
+    those commits wrote. A time or range whose files a clean deleted may be refused (and is then not asked of
+    hudi-rs)."""
+    table = Table(url)
+    timeline = table.hoodie_table().timeline
+    cleaned = any(i.action == "clean" for i in timeline.completed())
+    pending = [i.timestamp for i in timeline.pending() if i.action in ("commit", "replacecommit")]
+    points = sorted({t for c in history for t in (c.instant, c.completion) if t is not None})
+    for at in sorted({*points, *pending}):
+        rows = expected(model_at(history, at, completion_time=False)[1])
+        if completion_time and any(p <= at for p in pending):
+            with pytest.raises(HoodieConfigError, match="still pending") as refused:
+                table.read(as_of=at)
+            assert refused.type is HoodieConfigError, refused.value
+            continue
+        try:
+            ours = observed(table.read(as_of=at))
+        except HoodieTimeTravelError:
+            assert cleaned, at
+            continue
+        assert ours == rows, f"as of {at}"
+        assert hudi_rs_rows(url, HudiReadOptions().with_as_of_timestamp(at)) == rows, f"hudi-rs as of {at}"
+    for begin, end in [*zip(points, points[1:]), *((p, None) for p in points)]:
+        before, _ = model_at(history, begin, completion_time)
+        upto, state = model_at(history, end, completion_time)
+        writers = {key: c.instant for c in upto for key in c.written}
+        in_range = {c.instant for c in upto if c not in before}
+        rows = [row for row in expected(state) if writers[row["id"]] in in_range]
+        try:
+            ours = observed(table.read_incremental(begin, end))
+        except HoodieIncrementalRangeError:
+            assert cleaned, (begin, end)
+            continue
+        assert ours == rows, f"incremental ({begin}, {end}]"
+        options = HudiReadOptions().with_query_type(HudiQueryType.Incremental).with_start_timestamp(begin)
+        theirs = hudi_rs_rows(url, options if end is None else options.with_end_timestamp(end))
+        assert theirs == rows, f"hudi-rs incremental ({begin}, {end}]"
+
+
 def run_sequence(index: str, steps: list[dict], table_type: str,
-                 after_step: Callable[[int, str, dict[str, dict]], None] | None = None) -> None:
-    """Run the steps, checking every table state against the model; `after_step(n, url, model)` sees each
-    state the checks passed (the Apache Hudi variant freezes some)."""
+                 after_step: Callable[[int, str, dict[str, dict]], None] | None = None, version: int = 6) -> None:
+    """Run the steps on a table of `version`, checking every table state against the model; `after_step(n, url,
+    model)` sees each state the checks passed (the Apache Hudi variant freezes some)."""
     with tempfile.TemporaryDirectory() as tmp:
         url = os.path.join(tmp, "t")
-        opts = base_options(index, table_type)
+        opts = base_options(index, table_type, version)
         model: dict[str, dict] = {}
+        history: list[Committed] = []
         for n, s in enumerate(steps):
             exists = os.path.exists(os.path.join(url, ".hoodie"))
-            if s["op"] == "schedule_compaction" and exists:
-                Table(url).schedule_compaction()
-            elif s["op"] == "compact" and exists:
-                Table(url).compact()
-            elif s["op"] not in ("schedule_compaction", "compact"):
-                run_step(url, opts, s, model, floor=n * 100_000 if table_type == "MERGE_ON_READ" else 0)
+            if s["op"] in SERVICES and exists:
+                run_service(url, s["op"], version)
+            elif s["op"] not in SERVICES:
+                done = run_step(url, opts, s, model, floor=n * 100_000 if table_type == "MERGE_ON_READ" else 0)
+                history += [done] if done else []
             if not os.path.exists(os.path.join(url, ".hoodie")):
                 continue
             assert observed(Table(url).read()) == expected(model), s
@@ -165,6 +311,9 @@ def run_sequence(index: str, steps: list[dict], table_type: str,
                 assert observed(hudi_rs_read(url)) == expected(model), s
             if after_step is not None:
                 after_step(n, url, model)
+        if os.path.exists(os.path.join(url, ".hoodie")):
+            assert Table(url).hoodie_table().props.version == version
+            check_history(url, history, completion_time=version >= 8)
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -175,6 +324,28 @@ def test_random_sequences_match_the_model(index: str, steps: list[dict]) -> None
 
 def _write(op: str, keys: list[int], seed: int, failure: str = "none") -> dict:
     return {"op": op, "keys": keys, "tasks": 2, "failure": failure, "seed": seed}
+
+
+# Always run on versions 8 and 9: every refused service, cleans that delete replaced file versions, failed
+# writes (rolled back by the next write) before and after them, and a write left pending at the end (time travel
+# to its instant is refused).
+LAYOUT_2_SEQUENCE = [
+    _write("bulk_insert", list(range(20)), 1), _write("upsert", [1, 2, 3, 25, 1], 2), {"op": "cluster"},
+    _write("upsert", [2, 5, 26], 3, "lost_attempt"), {"op": "clean"}, {"op": "savepoint"},
+    _write("delete", [3, 4], 4), _write("upsert", [6, 27], 5, "driver_dies"), {"op": "restore"},
+    _write("insert", [1, 7, 28, 29], 6, "abort"), _write("upsert", [1, 7, 28], 7), {"op": "clean"},
+    _write("upsert", [8, 29], 8, "driver_dies"),
+]
+
+
+@pytest.mark.parametrize("version", [8, 9], ids=lambda v: f"v{v}")
+@settings(max_examples=LAYOUT_2_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(index=st.sampled_from(INDEXES), steps=st.lists(layout_2_step, min_size=1, max_size=6))
+@example(index="BLOOM", steps=LAYOUT_2_SEQUENCE)
+@example(index="BUCKET", steps=LAYOUT_2_SEQUENCE)
+def test_random_v8_v9_sequences_match_the_model(version: int, index: str, steps: list[dict]) -> None:
+    """The COW sequences on table versions 8 and 9, with clean, and the services refused there."""
+    run_sequence(index, steps, "COPY_ON_WRITE", version=version)
 
 
 # Always run: writes into a slice a pending compaction opened (schedule only, then writes, then run),
