@@ -31,6 +31,7 @@ from ..errors import (
     HoodieSchemaError,
     HoodieTableChangedError,
     HoodieTableError,
+    HoodieUnsupportedFileError,
 )
 from ..storage import Storage
 from ..table.file_names import parse_base_file_name
@@ -417,7 +418,14 @@ def base_file_error(rel_path: str, exc: BaseException) -> HoodieError:
 @contextmanager
 def open_base_file(storage: Storage, rel_path: str) -> Iterator[pq.ParquetFile]:
     """The base file as a parquet file; any failure to read its footer or data inside the block (a cut or
-    garbled file, a file gone) becomes `base_file_error`, with Arrow's error chained."""
+    garbled file, a file gone) becomes `base_file_error`, with Arrow's error chained. A base file of another
+    format (Hudi 1.x writes ORC, HFile and Lance base files too) is refused as unsupported, not read as a
+    damaged parquet file."""
+    extension = posixpath.splitext(rel_path)[1]
+    if extension != ".parquet":
+        raise HoodieUnsupportedFileError(
+            f"base file {rel_path} is a {extension.lstrip('.') or 'extension-less'} file; pyhudi reads parquet base "
+            "files only", feature=f"{extension.lstrip('.')} base files", path=rel_path)
     try:
         with storage.open_input_file(rel_path) as source:
             yield pq.ParquetFile(source)

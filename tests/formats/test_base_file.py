@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.fixture_tables import fixtures_dir
 
-from hudi_py_source.errors import HoodieKeyError, HoodieSchemaError
+from hudi_py_source.errors import HoodieKeyError, HoodieSchemaError, HoodieUnsupportedFileError
 from hudi_py_source.io.base_file import (
     META_COLUMNS,
     BaseFileWriter,
@@ -322,3 +322,14 @@ def test_writer_files_read_back_the_same_with_selective_dictionaries(tmp_path: P
     assert "RLE_DICTIONARY" in encodings["_hoodie_commit_time"]
     assert "RLE_DICTIONARY" not in encodings["_hoodie_record_key"]
     assert read_base_file(storage, "f.parquet").equals(table)
+
+
+def test_a_base_file_of_another_format_is_unsupported_not_corrupt(tmp_path) -> None:
+    """Hudi 1.x tables may carry Lance (or ORC, HFile) base files: refused as a format pyhudi does not read."""
+    rel_path = "p0/f1-0_0-1-1_20250101000000000.lance"
+    (tmp_path / "p0").mkdir()
+    (tmp_path / rel_path).write_bytes(b"LANC")
+    with pytest.raises(HoodieUnsupportedFileError) as error:
+        read_footer(Storage(str(tmp_path)), rel_path)
+    assert str(error.value) == f"base file {rel_path} is a lance file; pyhudi reads parquet base files only"
+    assert (error.value.path, error.value.feature) == (rel_path, "lance base files")
