@@ -494,9 +494,11 @@ CALLBACK_KAFKA_RETRIES = define("hoodie.write.commit.callback.kafka.retries", 3,
 
 # --- incremental and time-travel reads -----------------------------------------------------------
 READ_BEGIN_INSTANT = define("hoodie.datasource.read.begin.instanttime", None, str,
-                            "Incremental query: records of commits after this instant.")
+                            "Incremental query: records of commits after this time (table version 6: the commit's "
+                            "instant time; 8 and 9: its completion time), or 'earliest' on 8 and 9.")
 READ_END_INSTANT = define("hoodie.datasource.read.end.instanttime", None, str,
-                          "Incremental query: records of commits up to this instant (default: latest).")
+                          "Incremental query: records of commits up to this time, instant time on table version 6, "
+                          "completion time on 8 and 9 (default: the latest).")
 INCR_FALLBACK_FULL_SCAN = define("hoodie.datasource.read.incr.fallback.fulltablescan.enable", False, bool,
                                  "Incremental query over cleaned files: scan the table instead of failing.")
 AS_OF_INSTANT = define("as.of.instant", None, str, "Time travel: read the table as of this instant.")

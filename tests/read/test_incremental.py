@@ -46,7 +46,8 @@ def test_begin_instant_is_required(tmp_path) -> None:
     with pytest.raises(HoodieConfigError) as err:
         Table(url).read({"hoodie.datasource.query.type": "incremental"})
     assert str(err.value) == ("option hoodie.datasource.read.begin.instanttime is required: Incremental query: "
-                              "records of commits after this instant.")
+                              "records of commits after this time (table version 6: the commit's instant time; "
+                              "8 and 9: its completion time), or 'earliest' on 8 and 9.")
     with pytest.raises(HoodieConfigError) as err:
         Table(url).read_incremental("2024-01-01")
     assert str(err.value) == ("hoodie.datasource.read.begin.instanttime='2024-01-01' is not an instant time "
