@@ -15,7 +15,7 @@ At the end of every sequence the table's history is checked too: time travel to 
 completion time, and incremental queries between them, by pyhudi and hudi-rs against the model's states (on
 versions 8 and 9 incremental ranges are of completion times; see check_history).
 
-Table versions 8 and 9 (COW only: pyhudi refuses MOR there) run the same sequences, written with
+Table versions 8 and 9 run the same sequences (COW and MOR), written with
 `hoodie.write.table.version`, merged as those tables are (EVENT_TIME_ORDERING: a stored row with a greater ts
 stays), with service steps between the writes: clean runs, while clustering, savepoint and restore must be
 refused with HoodieUnsupportedError, leaving every file of the table as it was. PYHUDI_MODEL_V8_EXAMPLES sets
@@ -364,6 +364,23 @@ COMPACTION_SEQUENCE = [
 @example(index="BUCKET", steps=COMPACTION_SEQUENCE)
 def test_random_mor_sequences_match_the_model(index: str, steps: list[dict]) -> None:
     run_sequence(index, steps, "MERGE_ON_READ")
+
+
+# Always run on MOR versions 8 and 9: the compaction sequence with cleans, so that compacted slices are cleaned
+# while logs written during a pending compaction stay in the slice it opened.
+LAYOUT_2_MOR_SEQUENCE = [*COMPACTION_SEQUENCE[:7], {"op": "clean"}, *COMPACTION_SEQUENCE[7:], {"op": "clean"}]
+layout_2_mor_step = st.one_of(step, step, compaction_step, st.fixed_dictionaries({"op": st.just("clean")}))
+
+
+@pytest.mark.parametrize("version", [8, 9], ids=lambda v: f"v{v}")
+@settings(max_examples=LAYOUT_2_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(index=st.sampled_from(INDEXES), steps=st.lists(layout_2_mor_step, min_size=1, max_size=7))
+@example(index="BLOOM", steps=LAYOUT_2_MOR_SEQUENCE)
+@example(index="BUCKET", steps=LAYOUT_2_MOR_SEQUENCE)
+def test_random_v8_v9_mor_sequences_match_the_model(version: int, index: str, steps: list[dict]) -> None:
+    """The MOR sequences on table versions 8 and 9: logs named after their delta commits, placed in slices by
+    completion time, compaction and clean between the writes."""
+    run_sequence(index, steps, "MERGE_ON_READ", version=version)
 
 
 # ---- Apache Hudi reads the tables of random sequences ------------------------------------------------------
