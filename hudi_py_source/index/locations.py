@@ -13,6 +13,7 @@ so every task makes the same choice (`assign_locations`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -21,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..io.base_file import RECORD_KEY_COL, read_base_file
+from ..keygen import KeyGenerator
 from ..storage import Storage
 
 
@@ -69,11 +71,23 @@ KeyReader = Callable[[Storage, CandidateFile], pa.Array]
 def read_record_keys(storage: Storage, candidate: CandidateFile) -> pa.Array:
     """The `_hoodie_record_key` column of a base file: the only column a lookup needs to confirm keys.
 
-    Tables written with `hoodie.populate.meta.fields=false` leave it null; callers of such tables pass a
-    `KeyReader` that rebuilds the keys from the data columns with the table's key generator.
+    Tables written with `hoodie.populate.meta.fields=false` leave it null; `key_reader` gives their callers a
+    reader that rebuilds the keys from the data columns instead.
     """
     column = read_base_file(storage, candidate.path, columns=[RECORD_KEY_COL]).column(RECORD_KEY_COL)
     return column.combine_chunks() if column.num_chunks else pa.array([], pa.string())
+
+
+def _rebuilt_record_keys(keygen: KeyGenerator, storage: Storage, candidate: CandidateFile) -> pa.Array:
+    keys = keygen.record_keys(read_base_file(storage, candidate.path, columns=keygen.record_key_fields))
+    return keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+
+
+def key_reader(populate_meta_fields: bool, keygen: KeyGenerator) -> KeyReader:
+    """How an index reads a base file's record keys: its `_hoodie_record_key` column, or, in a table written
+    without meta fields (where that column is null, and a lookup by it would find no key, turning updates into
+    duplicates and deletes into no-ops), the keys the table's key generator builds from the key fields."""
+    return read_record_keys if populate_meta_fields else functools.partial(_rebuilt_record_keys, keygen)
 
 
 @dataclass(frozen=True)

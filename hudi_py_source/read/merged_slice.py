@@ -65,6 +65,7 @@ from ..io.base_file import read_base_batches
 from ..io.conform import conform
 from ..io.log_blocks import BlockType, LogBlock, decode_command_block, decode_data_block, decode_delete_block
 from ..io.log_format import read_log_file
+from ..keygen import record_keys
 from ..merge.payload import (
     DEFAULT_PAYLOAD,
     IS_DELETED,
@@ -133,7 +134,7 @@ class MergeConfig:
 
     payload_class: str
     ordering_field: str | None
-    append_only: bool
+    virtual_key_fields: tuple[str, ...]
     max_memory_bytes: int
     spill_dir: str
 
@@ -196,7 +197,8 @@ def merge_config(props: TableProperties, max_memory_bytes: int, spill_dir: str) 
     if payload not in (OVERWRITE_WITH_LATEST, DEFAULT_PAYLOAD):
         raise HoodieConfigError(f"{_PAYLOAD_PROPERTY}={payload!r}: merge-on-read snapshot reads support only "
                                 f"{OVERWRITE_WITH_LATEST} and {DEFAULT_PAYLOAD}")
-    return MergeConfig(payload, field, not props.populate_meta_fields, max_memory_bytes, spill_dir)
+    virtual = () if props.populate_meta_fields else tuple(props.record_key_fields)
+    return MergeConfig(payload, field, virtual, max_memory_bytes, spill_dir)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -534,7 +536,7 @@ def _base_batches(storage: Storage, path: str, schema: pa.Schema) -> Iterator[pa
 def merge_schema(schema: pa.Schema, wanted: list[str], config: MergeConfig) -> pa.Schema:
     """The columns a merged read of `wanted` needs: those, plus what merging decides by (the record key, the
     ordering field, the soft-delete marker, the partition path of delete blocks), in `schema`'s order."""
-    needed = set(wanted) | {KEY, "_hoodie_partition_path", IS_DELETED}
+    needed = set(wanted) | {KEY, "_hoodie_partition_path", IS_DELETED, *config.virtual_key_fields}
     if config.ordering_field is not None:
         needed.add(config.ordering_field.split(".")[0])
     return pa.schema([f for f in schema if f.name in needed])
@@ -559,9 +561,6 @@ def merged_slice_parts(storage: Storage, spec: SliceSpec, schema: pa.Schema, con
     rather than new to the slice (log inserts): a compaction reuses the base file's bloom filter for those."""
     restore = restore or {}
     stats = stats if stats is not None else MergeStats()
-    if config.append_only:
-        yield from _append_only(storage, spec, schema, visibility, restore, stats)
-        return
     records = LogRecords(schema, config)
     try:
         schemas: dict[str, pa.Schema] = {}
@@ -574,19 +573,39 @@ def merged_slice_parts(storage: Storage, spec: SliceSpec, schema: pa.Schema, con
             if block.block_type == BlockType.DELETE_BLOCK:
                 records.apply(records.delete_rows(_of_keys(decoded, "record_key", only_keys)))
             else:
-                records.apply(records.data_rows(conform(_of_keys(decoded, KEY, only_keys), schema, restore)))
+                rows = _keyed(conform(decoded, schema, restore), config)
+                records.apply(records.data_rows(_of_keys(rows, KEY, only_keys)))
         if spec.base_path is not None:
             for batch in _base_batches(storage, spec.base_path, schema):
-                base = conform(_of_commits(_of_keys(batch, KEY, only_keys), visibility), schema, restore)
-                yield _merge_base(records, base, config, stats).select(schema.names), True
+                base = _of_keys(_keyed(conform(_of_commits(batch, visibility), schema, restore), config), KEY,
+                                only_keys)
+                yield _unkeyed(_merge_base(records, base, config, stats).select(schema.names), config), True
         for piece in records.remaining():
             inserted = _visible(piece)
             stats.inserted += inserted.num_rows
-            yield inserted.select(schema.names), False
+            yield _unkeyed(inserted.select(schema.names), config), False
     finally:
         log.info("file slice %s/%s: %d bytes of log records spilled to disk", spec.partition_path, spec.file_id,
                  records.map.spilled_bytes())
         records.close()
+
+
+def _keyed(rows: pa.Table, config: MergeConfig) -> pa.Table:
+    """Rows of a table written without meta fields carry no `_hoodie_record_key`; they merge by the key its key
+    fields make (Hudi's virtual keys), the key its writers put in delete blocks."""
+    if not config.virtual_key_fields or rows.num_rows == 0:
+        return rows
+    keys = record_keys(rows, list(config.virtual_key_fields)).cast(rows.schema.field(KEY).type)
+    return rows.set_column(rows.schema.get_field_index(KEY), rows.schema.field(KEY), keys)
+
+
+def _unkeyed(rows: pa.Table, config: MergeConfig) -> pa.Table:
+    """Merged rows of a table without meta fields read back with a null `_hoodie_record_key`, as its base files
+    hold it."""
+    if not config.virtual_key_fields:
+        return rows
+    index = rows.schema.get_field_index(KEY)
+    return rows.set_column(index, rows.schema.field(index), pa.nulls(rows.num_rows, rows.schema.field(index).type))
 
 
 def _of_keys(rows: pa.Table, key_column: str, keys: pa.Array | None) -> pa.Table:
@@ -622,23 +641,3 @@ def _merge_base(records: LogRecords, base: pa.Table, config: MergeConfig, stats:
     stats.deleted += len(merged.deleted_keys)
     stats.updated += int(np.count_nonzero(merged.from_incoming.to_numpy(zero_copy_only=False)))
     return merged.rows
-
-
-def _append_only(storage: Storage, spec: SliceSpec, schema: pa.Schema, visibility: LogVisibility,
-                 restore: dict[str, str | None], stats: MergeStats) -> Iterator[tuple[pa.Table, bool]]:
-    """Base rows, then every counted log record; the logs are judged first, so a damaged one fails the read
-    before any row comes."""
-    wanted = counted_blocks(storage, spec.log_paths, visibility)
-    if spec.base_path is not None:
-        for batch in _base_batches(storage, spec.base_path, schema):
-            yield conform(batch, schema, restore), True
-    schemas: dict[str, pa.Schema] = {}
-    for path, block in _blocks(storage, spec.log_paths, wanted):
-        decoded = _decoded(path, block, schemas, set(schema.names), visibility)
-        if decoded is None:
-            continue
-        stats.log_blocks += 1
-        stats.log_records += decoded.num_rows
-        if block.block_type != BlockType.DELETE_BLOCK:
-            stats.inserted += decoded.num_rows
-            yield conform(decoded, schema, restore), False

@@ -38,6 +38,7 @@ from ..io.base_file import (
     with_meta_columns,
 )
 from ..io.conform import conform
+from ..keygen import key_generator
 from ..merge.payload import drop_soft_deletes, merge_with_stored
 from ..merge.spillable_map import SpillableRecordMap
 from ..table.file_group_id import FileGroupId
@@ -136,9 +137,13 @@ def _read_stored(job: WriteJob, path: str) -> Iterator[pa.Table]:
 
 
 def _conform_stored(job: WriteJob, stored: pa.Table) -> pa.Table:
-    """Old files may predate columns added since; they read back as nulls."""
+    """Old files may predate columns added since; they read back as nulls. A table written with
+    hoodie.populate.meta.fields=false stores no `_hoodie_record_key`: its keys are rebuilt from the data columns by
+    the key generator, as the index found them."""
     table = conform(stored, meta_schema(job.schema))
-    return table.append_column(KEY_COLUMN, table.column("_hoodie_record_key"))
+    if job.config.get(POPULATE_META_FIELDS):
+        return table.append_column(KEY_COLUMN, table.column("_hoodie_record_key"))
+    return table.append_column(KEY_COLUMN, key_generator(job.config).record_keys(table))
 
 
 def _apply_deletes(stored: pa.Table, matches: pa.Table, counts: _Counts) -> tuple[pa.Table, pa.Table]:

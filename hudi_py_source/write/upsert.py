@@ -29,12 +29,13 @@ from ..config import (
     MERGE_SMALL_FILE_GROUP_CANDIDATES,
     PARQUET_SMALL_FILE_LIMIT,
     PAYLOAD_CLASS,
+    POPULATE_META_FIELDS,
     RECORD_SIZE_ESTIMATE,
     RECORD_SIZE_ESTIMATION_THRESHOLD,
     SIMPLE_UPDATE_PARTITION_PATH,
     SPILLABLE_MAP_PATH,
 )
-from ..index.locations import CandidateFile, candidates_from_slices
+from ..index.locations import CandidateFile, candidates_from_slices, key_reader
 from ..index.tagging import partition_moves, tag
 from ..io.conform import conform
 from ..keygen import key_generator
@@ -148,7 +149,8 @@ def _tag(job: WriteJob, table: pa.Table, hoodie: HoodieTable) -> pa.Table:
     index_type = cfg.get(INDEX_TYPE)
     tagging = tag(index_type, job.storage, table.column(KEY_COLUMN).combine_chunks(),
                   table.column(PATH_COLUMN).combine_chunks(), _candidates(job, hoodie, table), cfg,
-                  instant_time=job.instant_time)
+                  instant_time=job.instant_time,
+                  key_reader=key_reader(cfg.get(POPULATE_META_FIELDS), key_generator(cfg)))
     if index_type == "BUCKET":
         new_ids = tagging.new_bucket_file_ids
         if new_ids is not None:

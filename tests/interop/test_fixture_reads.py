@@ -1,4 +1,5 @@
-"""Every copy-on-write table Apache Hudi wrote in the shared fixtures reads as hudi-rs reads it."""
+"""Every table Apache Hudi wrote in the shared fixtures (copy-on-write, and merge-on-read of Hudi 1.1) reads as hudi-rs
+reads it."""
 
 from __future__ import annotations
 
@@ -20,6 +21,16 @@ COW_FIXTURES = [
     "cow/v8_nonpartitioned",
     "cow/v8_simplekeygen_hivestyle_no_metafields",
     "cow/v8_simplekeygen_nonhivestyle",
+    "cow/v9_txns_simple_nometa",
+    "cow/v9_txns_complex_nometa",
+    "cow/v9_txns_nonpart_nometa",
+    "cow/v9_timebasedkeygen_nonhivestyle",
+]
+MOR_FIXTURES = [
+    "mor/avro/v9_txns_simple_nometa",
+    "mor/avro/v9_txns_complex_nometa",
+    "mor/avro/v9_txns_nonpart_nometa",
+    "mor/avro/v9_timebasedkeygen_nonhivestyle",
 ]
 
 
@@ -27,7 +38,7 @@ def canonical(table) -> list[dict]:
     return sorted(table.to_pylist(), key=lambda r: (str(r.get("id")), str(r.get("name"))))
 
 
-@pytest.mark.parametrize("name", COW_FIXTURES)
+@pytest.mark.parametrize("name", COW_FIXTURES + MOR_FIXTURES)
 def test_fixture_equals_hudi_rs(fixture_table, name: str) -> None:
     path = fixture_table(name)
     assert_reads_like_hudi_rs(Table(path).read(), path)

@@ -201,3 +201,23 @@ def test_an_upsert_into_a_damaged_base_file_names_it_and_changes_nothing(tmp_pat
     assert values(Table(path).read()) == [(f"k{i:03d}", f"v0-{i}") for i in range(6)]
     write(path, batch(range(6), 1), **{"hoodie.index.type": index})
     assert values(Table(path).read()) == [(f"k{i:03d}", f"v1-{i}") for i in range(6)]
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("index", ["BLOOM", "GLOBAL_BLOOM", "SIMPLE", "GLOBAL_SIMPLE"])
+def test_updates_and_deletes_find_their_keys_in_a_table_without_meta_fields(tmp_path: Path, index: str,
+                                                                          table_type: str) -> None:
+    """With hoodie.populate.meta.fields=false the base files hold no `_hoodie_record_key`: the index rebuilds the
+    keys from the key fields. Looking them up by the null column found none, so updates were written as new records
+    (duplicates) and deletes deleted nothing, each committed without an error."""
+    path = str(tmp_path / "t")
+    opts = {"hoodie.populate.meta.fields": "false", "hoodie.index.type": index,
+            "hoodie.datasource.write.table.type": table_type, "hoodie.parquet.small.file.limit": "0"}
+    write(path, batch(range(0, 12)), "bulk_insert", **opts)
+    write(path, batch(range(12, 20)), "insert", **opts)
+    write(path, batch(range(3, 15, 3), version=1), **opts)
+    write(path, batch(range(4, 20, 5)), "delete", **opts)
+    deleted = set(range(4, 20, 5))
+    expected = sorted((f"k{i:03d}", f"v{1 if i in range(3, 15, 3) else 0}-{i}") for i in range(20) if i not in deleted)
+    assert values(Table(path).read()) == expected
+    assert values(hudi_rs_read(path)) == expected
