@@ -1,7 +1,8 @@
 """`make bench`: steps A-D of ../shared/BENCH.md for pyhudi and its baselines, in one run.
 
 Systems: pyhudi COW and MOR through Spark (`df.write.format("pyhudi")`, `spark.read.format("pyhudi")`),
-pyhudi's core API without Spark (`hudi_py_source.Table`; COW also in table version 8, `pyhudi-core-cow-v8`),
+pyhudi's core API without Spark (`hudi_py_source.Table`), each of those four also in table version 8 (`-v8`:
+Hudi 1.x's timeline layout 2, Avro commit metadata, logs named after their delta commits), beside version 6,
 Spark's native parquet in the same session (B is its naive rewrite: left-anti join + union into a new
 version) and delta-rs (B is its merge).
 Every system writes snappy parquet, Spark's and delta-rs' default (Hudi's default is gzip, 3x slower
@@ -66,7 +67,7 @@ OPTIONS = {
     "hoodie.parquet.compression.codec": "snappy",
 }
 MOR = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.parquet.small.file.limit": "0"}
-# The same copy-on-write table written in Hudi 1.x's table version 8 (timeline layout 2, Avro commit metadata).
+# The same tables written in Hudi 1.x's table version 8 (timeline layout 2, Avro commit metadata).
 V8 = {"hoodie.write.table.version": "8"}
 
 REPO = Path(__file__).resolve().parent.parent
@@ -323,25 +324,30 @@ def main() -> None:
     results = spark_parquet(inp)
     cow, cow_pruned = pyhudi_spark(inp, "pyhudi-cow", {})
     mor, mor_pruned = pyhudi_spark(inp, "pyhudi-mor", MOR)
-    results += cow + mor
+    cow_v8, cow_v8_pruned = pyhudi_spark(inp, "pyhudi-cow-v8", V8)
+    mor_v8, mor_v8_pruned = pyhudi_spark(inp, "pyhudi-mor-v8", {**MOR, **V8})
+    results += cow + mor + cow_v8 + mor_v8
+    pruned = cow_pruned + mor_pruned + cow_v8_pruned + mor_v8_pruned
     spark_conf = {k: v for k, v in spark.sparkContext.getConf().getAll() if k in SHARED_SPARK_CONF}
     spark.stop()
     core_cow, _ = pyhudi_core(inp, "pyhudi-core-cow", {})
     core_mor, compaction = pyhudi_core(inp, "pyhudi-core-mor", MOR)
     core_cow_v8, _ = pyhudi_core(inp, "pyhudi-core-cow-v8", V8)
-    results += core_cow + core_mor + core_cow_v8 + delta_rs(inp)
+    core_mor_v8, compaction_v8 = pyhudi_core(inp, "pyhudi-core-mor-v8", {**MOR, **V8})
+    results += core_cow + core_mor + core_cow_v8 + core_mor_v8 + delta_rs(inp)
     for version in filter(None, args.apache_hudi.split(",")):
         results += apache_hudi(inp, version, spark_conf)
     print_table(results)
     print("\nThrough Spark with a user schema of the columns read (.schema('d0 double') for C, 'id string' for D):")
-    print_table(cow_pruned + mor_pruned, results)
-    print(f"\npyhudi-core-mor compaction after B (schedule + run, all slices with logs): {compaction:.2f} s")
+    print_table(pruned, results)
+    print(f"\npyhudi-core-mor compaction after B (schedule + run, all slices with logs): {compaction:.2f} s; "
+          f"pyhudi-core-mor-v8: {compaction_v8:.2f} s")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps([asdict(r) for r in results], indent=2) + "\n")
     Path(args.out).with_name("user_schema.json").write_text(
-        json.dumps([asdict(r) for r in cow_pruned + mor_pruned], indent=2) + "\n")
+        json.dumps([asdict(r) for r in pruned], indent=2) + "\n")
     shutil.rmtree(work, ignore_errors=True)
-    if not all(r.check_ok for r in results + cow_pruned + mor_pruned):
+    if not all(r.check_ok for r in results + pruned):
         raise SystemExit("a step returned a wrong answer (see the table)")
 
 
