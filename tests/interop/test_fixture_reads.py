@@ -25,12 +25,23 @@ COW_FIXTURES = [
     "cow/v9_txns_complex_nometa",
     "cow/v9_txns_nonpart_nometa",
     "cow/v9_timebasedkeygen_nonhivestyle",
+    "cow/v9_timebasedkeygen_epochmillis",
+    "cow/v9_timebasedkeygen_unixtimestamp",
+    "cow/v9_txns_simple_meta",
+    "cow/v9_txns_complex_meta",
+    "cow/v9_txns_nonpart_meta",
+    "cow/v9_txns_simple_overwrite",
 ]
 MOR_FIXTURES = [
     "mor/avro/v9_txns_simple_nometa",
     "mor/avro/v9_txns_complex_nometa",
     "mor/avro/v9_txns_nonpart_nometa",
     "mor/avro/v9_timebasedkeygen_nonhivestyle",
+    "mor/avro/v9_txns_simple_meta",
+    "mor/avro/v9_txns_complex_meta",
+    "mor/avro/v9_txns_nonpart_meta",
+    "mor/avro/v9_txns_simple_overwrite",
+    "mor/avro/v9_nonpartitioned_rollback",
 ]
 
 
