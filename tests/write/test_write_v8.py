@@ -305,7 +305,7 @@ def test_archival_due_refused_before_writing(tmp_path: Path, version: int) -> No
     assert_reads_like_hudi_rs(table.read(), str(path))
 
 
-@pytest.mark.parametrize("service", ["cluster", "savepoint", "archive_due"])
+@pytest.mark.parametrize("service", ["cluster", "archive_due"])
 def test_services_not_run_on_layout_2_refused(tmp_path: Path, service: str) -> None:
     path = tmp_path / "t"
     table = Table(str(path))
@@ -314,9 +314,6 @@ def test_services_not_run_on_layout_2_refused(tmp_path: Path, service: str) -> N
     if service == "cluster":
         with pytest.raises(HoodieUnsupportedError, match="clustering on table version 9"):
             table.cluster()
-    elif service == "savepoint":
-        with pytest.raises(HoodieUnsupportedError, match="a savepoint on table version 9"):
-            table.savepoint()
     else:
         assert table.archive() == []
     assert _snapshot(str(path)) == before
