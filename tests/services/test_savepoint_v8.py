@@ -243,3 +243,36 @@ def test_restore_crashed_at_every_mutation_is_finished_by_the_next(tmp_path: Pat
         assert HoodieTable.load(Storage(str(path))).timeline.pending() == [], crash_at
         shutil.rmtree(path)
     assert_reads_like_hudi_rs(Table(str(probe)).read(), str(probe))
+
+
+def clean_extra_metadata(path: Path) -> list[tuple[dict[str, str], dict[str, str]]]:
+    """(plan, metadata) extraMetadata of every clean, oldest first."""
+    folder = path / ".hoodie" / "timeline"
+    out = []
+    for done in sorted(p for p in folder.iterdir() if p.name.endswith(".clean")):
+        plan = folder / f"{done.name.split('_')[0]}.clean.requested"
+        out.append((avro_models.deserialize(plan.read_bytes())["extraMetadata"],
+                    avro_models.deserialize(done.read_bytes())["extraMetadata"]))
+    return out
+
+
+def test_clean_records_savepoints_and_cleans_what_a_deleted_one_kept(tmp_path: Path) -> None:
+    """As Hudi 1.x: a clean names the savepoints it honoured; once one is deleted, the next incremental clean
+    also lists the partitions of its commit, although no later commit wrote there."""
+    path = tmp_path / "t"
+    table = Table(str(path))
+    keep_one = {**write_options("upsert", 8, "COPY_ON_WRITE"), "hoodie.cleaner.commits.retained": "1"}
+    c1 = table.write(rows([0, 1, 2], 1), write_options("bulk_insert", 8, "COPY_ON_WRITE"), "overwrite")
+    assert c1 is not None
+    table.savepoint(c1)
+    pinned = data_files(path)
+    for data_version, ids in ((2, [0, 1, 2]), (3, [0]), (4, [0])):
+        table.write(rows(ids, data_version), keep_one)
+    assert pinned <= data_files(path)
+    assert clean_extra_metadata(path) and all(
+        e == ({"savepointed_timestamps": c1}, {"savepointed_timestamps": c1}) for e in clean_extra_metadata(path))
+    table.delete_savepoint(c1)
+    table.write(rows([0], 5), keep_one)
+    assert clean_extra_metadata(path)[-1] == ({}, {})
+    assert not pinned & data_files(path)
+    assert id_to_ts(table.read()) == {record_id(0): 5000, record_id(1): 2001, record_id(2): 2002}
