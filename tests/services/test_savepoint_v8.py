@@ -276,3 +276,51 @@ def test_clean_records_savepoints_and_cleans_what_a_deleted_one_kept(tmp_path: P
     assert clean_extra_metadata(path)[-1] == ({}, {})
     assert not pinned & data_files(path)
     assert id_to_ts(table.read()) == {record_id(0): 5000, record_id(1): 2001, record_id(2): 2002}
+
+
+def restore_plan(path: Path) -> list[dict[str, str]]:
+    return avro_models.deserialize(timeline_file(path, ".restore.requested").read_bytes())["instantsToRollback"]
+
+
+def test_mor_restore_rolls_back_a_compaction_requested_after_the_savepoint(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    c1, c2 = write_history(path, 8, "MERGE_ON_READ", upto=SAVEPOINTED + 1)
+    files_at_c2 = data_files(path)
+    table = Table(str(path))
+    table.savepoint(c2)
+    [compaction] = table.compact()
+    [c3] = write_history(path, 8, "MERGE_ON_READ", start=SAVEPOINTED + 1, upto=SAVEPOINTED + 2)
+    restore_time = table.restore(c2)
+    assert restore_plan(path) == [{"commitTime": c3, "action": "deltacommit"},
+                                  {"commitTime": compaction, "action": "commit"}]
+    assert data_files(path) == files_at_c2
+    assert masked(timeline_names(path), {c1: "C1", c2: "C2", restore_time: "R"}) == restored_timeline("MERGE_ON_READ")
+    assert id_to_ts(table.read()) == AT_SAVEPOINT
+    assert_reads_like_hudi_rs(table.read(), str(path))
+
+
+def test_mor_restore_keeps_a_compaction_requested_before_the_savepoint(tmp_path: Path) -> None:
+    """The compaction completes after the savepointed delta commit but was requested before it: Hudi 1.x compares
+    compactions by instant time on merge-on-read, so the restore keeps it (the savepointed delta commit's logs
+    belong to the slice it opened)."""
+    path = tmp_path / "t"
+    table = Table(str(path))
+    c1 = table.write(rows(range(6), 1), write_options("bulk_insert", 8, "MERGE_ON_READ"), "overwrite")
+    table.write(rows([4], 5), write_options("upsert", 8, "MERGE_ON_READ"))
+    compaction = table.schedule_compaction()
+    assert compaction is not None
+    c2 = table.write(rows([0, 1, 7], 2), write_options("upsert", 8, "MERGE_ON_READ"))
+    assert c1 is not None and c2 is not None
+    table.savepoint(c2)
+    assert table.compact(instant=compaction) == [compaction]
+    c3, c4 = write_history(path, 8, "MERGE_ON_READ", start=SAVEPOINTED + 1)
+    want = {**AT_SAVEPOINT, record_id(4): 5004}
+    assert id_to_ts(table.read(as_of=c2)) == want
+    table.restore(c2)
+    assert restore_plan(path) == [{"commitTime": c4, "action": "deltacommit"},
+                                  {"commitTime": c3, "action": "deltacommit"}]
+    assert id_to_ts(table.read()) == want
+    assert id_to_ts(table.read(as_of=c2)) == want
+    assert id_to_ts(hudi_rs_as_of(path, c2)) == want
+    assert_reads_like_hudi_rs(table.read(), str(path))
+    assert any(f"{compaction}_" in n and n.endswith(".commit") for n in timeline_names(path))
