@@ -31,7 +31,10 @@ from support.v8_savepoint import (
 from support.v8_writes import id_to_ts, record_id, rows
 
 from hudi_py_source import Table
-from hudi_py_source.services.savepoint import list_savepoints
+from hudi_py_source.services.savepoint import list_savepoints, read_savepoint, savepoint_files
+from hudi_py_source.storage import Storage
+from hudi_py_source.table.file_names import parse_log_file_name
+from hudi_py_source.table.hoodie_table import HoodieTable
 
 pytestmark = pytest.mark.apache_hudi
 
@@ -48,6 +51,16 @@ def exact_rows(table: pa.Table) -> list[str]:
 
 def sql(statement: str) -> dict[str, Any]:
     return {"op": "sql", "sql": statement}
+
+
+def listed_files(record: dict[str, Any]) -> dict[str, set[str]]:
+    return {p: set(meta["savepointDataFile"]) for p, meta in record["partitionMetadata"].items()}
+
+
+def log_file_instant(name: str) -> str:
+    parsed = parse_log_file_name(name)
+    assert parsed is not None, name
+    return parsed.base_instant
 
 
 def apache_options(version: int, table_type: str) -> dict[str, str]:
@@ -86,10 +99,10 @@ def pyhudi_restores(path: Path, version: int, table_type: str, steps: list[dict[
     """(3) Apache Hudi savepoints c2; pyhudi restores to it after the harness call."""
     c1, c2 = write_history(path, version, table_type, upto=SAVEPOINTED + 1)
     files_at_c2 = data_files(path)
-    write_history(path, version, table_type, start=SAVEPOINTED + 1)
+    later = write_history(path, version, table_type, start=SAVEPOINTED + 1)
     steps += [sql(f"SET hoodie.write.table.version={version}"),
               sql(f"CALL create_savepoint(path => '{path}', commit_time => '{c2}')")]
-    return {"path": path, "named": {c1: "C1", c2: "C2"}, "files": files_at_c2, "results": 2}
+    return {"path": path, "named": {c1: "C1", c2: "C2"}, "files": files_at_c2, "later": later, "results": 2}
 
 
 SCENARIOS = {"pyhudi_restored": pyhudi_restored, "apache_restores": apache_restores,
@@ -144,6 +157,14 @@ def test_pyhudi_restores_to_apache_hudi_12_savepoint(judged: dict[tuple[str, str
     path = entry["path"]
     c2 = next(t for t, label in entry["named"].items() if label == "C2")
     assert list_savepoints(str(path)) == [c2]
+    theirs = listed_files(read_savepoint(str(path), c2))
+    ours = {p: set(names) for p, names in savepoint_files(HoodieTable.load(Storage(str(path))), c2).items()}
+    assert set(theirs) == set(ours)
+    # Apache Hudi also lists the logs later delta commits added to c2's slices; pyhudi lists c2's own only
+    extra = {name for p in theirs for name in theirs[p] - ours[p]}
+    assert all(ours[p] <= theirs[p] for p in ours)
+    assert {log_file_instant(name) for name in extra} <= set(entry["later"])
+    assert bool(extra) == (table_type == "MERGE_ON_READ")
     restore_time = Table(str(path)).restore(c2)
     assert id_to_ts(Table(str(path)).read()) == AT_SAVEPOINT
     assert data_files(path) == entry["files"]

@@ -364,7 +364,7 @@ LAYOUT_2_SEQUENCE = [
 @example(index="BLOOM", steps=LAYOUT_2_SEQUENCE)
 @example(index="BUCKET", steps=LAYOUT_2_SEQUENCE)
 def test_random_v8_v9_sequences_match_the_model(version: int, index: str, steps: list[dict]) -> None:
-    """The COW sequences on table versions 8 and 9, with clean, and the services refused there."""
+    """The COW sequences on table versions 8 and 9, with clean, savepoint and restore, and clustering refused."""
     run_sequence(index, steps, "COPY_ON_WRITE", version=version)
 
 
