@@ -15,9 +15,9 @@ from support.mor_write import base_files, log_files
 from support.v8_mor_writes import mor_options
 from support.v8_writes import options, record_id, rows
 
-# (version, table type) of every case; version 9 merge-on-read differs from 8 only in hoodie.properties.
-CASES = [(8, "COPY_ON_WRITE"), (9, "COPY_ON_WRITE"), (8, "MERGE_ON_READ")]
-CASE_IDS = ["v8-cow", "v9-cow", "v8-mor"]
+# (version, table type) of every case.
+CASES = [(8, "COPY_ON_WRITE"), (9, "COPY_ON_WRITE"), (8, "MERGE_ON_READ"), (9, "MERGE_ON_READ")]
+CASE_IDS = ["v8-cow", "v9-cow", "v8-mor", "v9-mor"]
 HISTORY: list[tuple[str, list[int], int]] = [
     ("bulk_insert", list(range(6)), 1), ("upsert", [0, 1, 7], 2), ("upsert", [0, 2, 8], 3), ("delete", [3], 4)]
 SAVEPOINTED = 1  # index of c2 in HISTORY
