@@ -78,7 +78,11 @@ def _log_as_of(table: HoodieTable, log: LogFile, instant_time: str) -> bool:
         return written_by is None or written_by <= instant_time
     timeline = table.timeline
     writer, savepointed = timeline.find(log.base_instant), timeline.find(instant_time)
-    if writer is None or not writer.is_completed or savepointed is None:
+    if writer is None:
+        # older than the active write history: archived, so completed before anything still on it
+        start = timeline.timeline_start()
+        return start is not None and log.base_instant < start
+    if not writer.is_completed or savepointed is None:
         return False
     return timeline.completion_time(writer) <= timeline.completion_time(savepointed)
 

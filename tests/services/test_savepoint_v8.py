@@ -324,3 +324,17 @@ def test_mor_restore_keeps_a_compaction_requested_before_the_savepoint(tmp_path:
     assert id_to_ts(hudi_rs_as_of(path, c2)) == want
     assert_reads_like_hudi_rs(table.read(), str(path))
     assert any(f"{compaction}_" in n and n.endswith(".commit") for n in timeline_names(path))
+
+
+def test_mor_savepoint_lists_logs_of_archived_delta_commits(tmp_path: Path) -> None:
+    """A log whose delta commit left the active timeline (archived: older than its first write) is part of the
+    savepointed slice."""
+    path = tmp_path / "t"
+    c1, c2, c3 = write_history(path, 8, "MERGE_ON_READ", upto=3)
+    files_at_c3 = data_files(path)
+    for name in timeline_names(path):
+        if name.startswith((c1, c2)):
+            (path / ".hoodie" / "timeline" / name).unlink()
+    Table(str(path)).savepoint(c3)
+    listed = read_savepoint(str(path), c3)["partitionMetadata"]
+    assert {p: m["savepointDataFile"] for p, m in listed.items()} == savepoint_listing(files_at_c3)
