@@ -16,7 +16,10 @@ files of pending writes: the file-system view shows committed slices only. A fil
 pending clustering plan is left whole (stricter than Hudi, which relies on the latest slice surviving).
 
 Planning lists only the partitions written since the previous clean's earliest retained commit
-(hoodie.cleaner.incremental.mode, Hudi's default), else every partition.
+(hoodie.cleaner.incremental.mode, Hudi's default), else every partition. On timeline layout 2 a clean of a
+partitioned table records the savepoints it honoured (`extraMetadata.savepointed_timestamps`, comma separated,
+as Hudi 1.x CleanPlanner does) and the next incremental clean also lists the partitions of the commits whose
+savepoint was deleted since: the files those savepoints kept may be cleaned now.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ from ..timeline.instant import (
     format_instant_time,
 )
 from ..timeline.service_plans import compaction_operations, pending_clustering_file_groups
-from .savepoint import savepointed_files
+from .savepoint import savepoint_instants, savepointed_files
 
 LOG = logging.getLogger("hudi_py_source.clean")
 PLAN = "HoodieCleanerPlan"
@@ -167,10 +170,24 @@ def _incremental_partitions(table: HoodieTable, earliest: Instant) -> list[str] 
     if not previous or not commits or previous < commits[0].timestamp:
         return None
     touched: set[str] = set()
+    unpinned = _savepoints_deleted_since_last_clean(table)
     for instant in table.timeline.completed_commits():
-        if previous <= instant.timestamp < earliest.timestamp:
+        if previous <= instant.timestamp < earliest.timestamp or instant.timestamp in unpinned:
             touched |= _partitions_of_commit(table, instant)
     return sorted(touched)
+
+
+SAVEPOINTED_TIMESTAMPS = "savepointed_timestamps"
+
+
+def _savepoint_times(table: HoodieTable) -> list[str]:
+    return [i.timestamp for i in savepoint_instants(table)]
+
+
+def _savepoints_deleted_since_last_clean(table: HoodieTable) -> set[str]:
+    """Savepoints the last clean honoured (layout 2 records them) that are gone now."""
+    recorded = (_last_clean_metadata(table).get("extraMetadata") or {}).get(SAVEPOINTED_TIMESTAMPS) or ""
+    return {t for t in recorded.split(",") if t} - set(_savepoint_times(table))
 
 
 def _partitions_to_clean(table: HoodieTable, view: FileSystemView, cfg: HoodieConfig, policy: CleanPolicy,
@@ -315,8 +332,12 @@ def plan_clean(table: HoodieTable, cfg: HoodieConfig, now: datetime | None = Non
 
 
 def _extra_metadata(table: HoodieTable) -> dict[str, Any]:
-    """Hudi 1.x's clean plan and metadata end with an (empty) extraMetadata map on timeline layout 2."""
-    return {"extraMetadata": {}} if table.timeline.layout_version >= 2 else {}
+    """Hudi 1.x's clean plan and metadata end with an extraMetadata map on timeline layout 2: the savepoints a
+    clean of a partitioned table honoured, else empty."""
+    if table.timeline.layout_version < 2:
+        return {}
+    savepoints = _savepoint_times(table) if table.props.partition_fields else []
+    return {"extraMetadata": {SAVEPOINTED_TIMESTAMPS: ",".join(savepoints)} if savepoints else {}}
 
 
 # --- execution ---------------------------------------------------------------------------------
@@ -372,7 +393,7 @@ def _execute(table: HoodieTable, instant: Instant, plan: dict[str, Any]) -> str:
         "partitionMetadata": metadata,
         "version": METADATA_VERSION,
         "bootstrapPartitionMetadata": {},
-        **_extra_metadata(table),
+        **({"extraMetadata": plan.get("extraMetadata") or {}} if layout >= 2 else {}),  # the plan's, as Hudi
     }
     timeline.complete(instant, avro_models.serialize(METADATA, record, layout))
     LOG.info("clean %s deleted %d file(s)", instant.timestamp, record["totalFilesDeleted"])

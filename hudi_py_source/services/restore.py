@@ -9,6 +9,15 @@ named after it, the log files its write stats name: our writers never append to 
 timeline, as Hudi does. The plan makes it crash safe: calling restore again resumes the pending restore,
 finishing an interrupted rollback first and skipping instants already gone. Writers refuse to start
 while a restore is pending.
+
+Which instants come after the savepoint differs by version. Version 6 orders them by instant time. Versions 8
+and 9 (Hudi 1.x RestorePlanActionExecutor with RestoreInstantComparatorFactory) order by completion time: every
+write that completed after the savepointed commit did, and every pending one, is rolled back, newest completion
+first (pending ones first), so the table is left as it was when the savepointed commit completed. On a
+merge-on-read table a compaction is placed by its instant time instead: one requested before the savepoint
+stays even if it completed after it, since the later delta commits' logs belong to the slice it opened. The
+timeline files are layout 2's (`R.restore.requested`, an empty `R.restore.inflight`, `R_<completion>.restore`)
+with the same Avro schemas as version 6.
 """
 
 from __future__ import annotations
@@ -21,9 +30,9 @@ from ..errors import HoodieTimelineError
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable
 from ..table.properties import refuse_metadata_table
-from ..table.table_version import refuse_on_layout_2
 from ..timeline import avro_models
 from ..timeline.instant import (
+    COMMIT,
     COMPACTION,
     COMPLETED,
     INFLIGHT,
@@ -64,12 +73,38 @@ def _require_savepoint(table: HoodieTable, savepoint_time: str) -> None:
             "commits would be rolled back; delete those savepoints first")
 
 
-def _instants_after(table: HoodieTable, savepoint_time: str) -> list[Instant]:
-    """Write instants after the savepoint in Hudi's rollback order: pending clustering, then the rest,
-    each newest first."""
+def _after_by_completion(table: HoodieTable, savepoint_time: str) -> list[Instant]:
+    """Layout 2: the write instants the savepointed commit's completion precedes (module docstring), pending
+    first, then newest completion first."""
     timeline = table.timeline
-    later = [i for i in reversed(timeline.commits_timeline()) if i.timestamp > savepoint_time]
-    clustering = [i for i in later if timeline.clustering_plan(i) is not None]
+    savepointed = timeline.find(savepoint_time)
+    if savepointed is None or not savepointed.is_completed:
+        raise HoodieTimelineError(f"cannot restore to {savepoint_time}: its commit is not completed on the "
+                                  f"timeline of {table.storage.base_url}")
+    savepoint_done = timeline.completion_time(savepointed)
+    by_instant_time = table.props.table_type == "MERGE_ON_READ"
+
+    def after(instant: Instant) -> bool:
+        if by_instant_time and instant.action in (COMMIT, COMPACTION):
+            return instant.timestamp > savepoint_time
+        return not instant.is_completed or timeline.completion_time(instant) > savepoint_done
+
+    def newest_first(instant: Instant) -> tuple[bool, str, tuple[str, str, int]]:
+        done = instant.is_completed
+        return (not done, timeline.completion_time(instant) if done else instant.timestamp, instant.sort_key())
+
+    return sorted((i for i in timeline.commits_timeline() if after(i)), key=newest_first, reverse=True)
+
+
+def _instants_after(table: HoodieTable, savepoint_time: str) -> list[Instant]:
+    """Write instants after the savepoint in Hudi's rollback order: pending clustering requested after it,
+    then the rest, each newest first."""
+    timeline = table.timeline
+    if table.props.layout_version >= 2:
+        later = _after_by_completion(table, savepoint_time)
+    else:
+        later = [i for i in reversed(timeline.commits_timeline()) if i.timestamp > savepoint_time]
+    clustering = [i for i in later if i.timestamp > savepoint_time and timeline.clustering_plan(i) is not None]
     return clustering + [i for i in later if i not in clustering]
 
 
@@ -78,7 +113,6 @@ def schedule_restore(storage: Storage | str, savepoint_time: str) -> str:
     anything when an instant cannot be rolled back whole."""
     refuse_metadata_table(Storage.of(storage), "a restore")
     table = HoodieTable.load(Storage.of(storage))
-    refuse_on_layout_2(table, "a restore")
     _require_savepoint(table, savepoint_time)
     instants = _instants_after(table, savepoint_time)
     for instant in instants:
@@ -155,7 +189,13 @@ def _drop_rollbacks_after(table: HoodieTable, savepoint_time: str) -> None:
 
 
 def _check_restored(table: HoodieTable, savepoint_time: str) -> None:
-    """J6 validateSavepointRestore: the savepoint is the last completed write (or pending compaction)."""
+    """J6 validateSavepointRestore: the savepoint is the last completed write (or pending compaction); on
+    layout 2, the last by the order the restore rolled back by."""
+    if table.props.layout_version >= 2:
+        left = _after_by_completion(table, savepoint_time)
+        if left:
+            raise HoodieTimelineError(f"restore to {savepoint_time} left {left[0].action} {left[0].timestamp} after it")
+        return
     last = [i.timestamp for i in table.timeline.commits_timeline()
             if i.is_completed or i.action == COMPACTION]
     if not last or max(last) != savepoint_time:
@@ -167,7 +207,6 @@ def execute_restore(storage: Storage | str, restore_time: str) -> str:
     """Run (or resume) the pending restore `restore_time` to completion; returns it."""
     refuse_metadata_table(Storage.of(storage), "a restore")
     table = HoodieTable.load(Storage.of(storage))
-    refuse_on_layout_2(table, "a restore")
     restore = pending_restore(table)
     if restore is None or restore.timestamp != restore_time:
         raise HoodieTimelineError(f"no pending restore {restore_time} on the timeline of {table.storage.base_url}")

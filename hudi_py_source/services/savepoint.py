@@ -1,9 +1,17 @@
 """Savepoints: a completed commit pinned so that clean and archival keep what a restore to it needs.
 
 A savepoint is written at the savepointed commit's own instant time (`T.savepoint.inflight`, then
-`T.savepoint`), as Hudi's SavepointActionExecutor does; its Avro HoodieSavepointMetadata lists, per
-partition, the files of the latest file slices as of T. Clean must not delete those files and archival
-must not archive past T; `restore(T)` then brings the table back to exactly that snapshot.
+`T.savepoint`; on table versions 8 and 9 `T_<completion>.savepoint`), as Hudi's SavepointActionExecutor
+does; its Avro HoodieSavepointMetadata (the same schema on every table version) lists, per partition, the
+files of the latest file slices as of T. Clean must not delete those files and archival must not archive
+past T; `restore(T)` then brings the table back to exactly that snapshot.
+
+Which log files belong to a slice as of T differs by version. Version 6 names a log after its slice's base
+instant, so the logs of T's slice written later are told apart by their first block. Versions 8 and 9 name a
+log after the delta commit that wrote it, and a restore to T keeps exactly the delta commits that completed no
+later than T did (restore.py): those are the logs the savepoint lists. (Apache Hudi 1.2.0 lists every log its
+file-system view places in the slice, later ones included; clean keeps a slice whole when a savepoint names any
+of its files, so both lists pin the same slices.)
 """
 
 from __future__ import annotations
@@ -15,10 +23,9 @@ from typing import Any
 
 from ..errors import HoodieTimelineError
 from ..storage import Storage
-from ..table.fs_view import FileSlice
+from ..table.fs_view import FileSlice, LogFile
 from ..table.hoodie_table import HoodieTable
 from ..table.properties import refuse_metadata_table
-from ..table.table_version import refuse_on_layout_2
 from ..timeline import avro_models
 from ..timeline.instant import CLEAN, COMPLETED, INFLIGHT, REQUESTED, SAVEPOINT, Instant
 from ..write.log_append import first_block_instant
@@ -64,14 +71,26 @@ def _earliest_commit_retained(table: HoodieTable) -> str | None:
     return earliest["timestamp"] if earliest else None
 
 
-def _slice_files(table: HoodieTable, file_slice: FileSlice, instant_time: str) -> list[str]:
-    """Base and log file names of a slice as of `instant_time`: v6 logs are named after their slice's
-    base instant, not their writer, so logs whose first block a later instant wrote are left out."""
-    names = [file_slice.base_file.name] if file_slice.base_file is not None else []
-    for log in file_slice.log_files:
+def _log_as_of(table: HoodieTable, log: LogFile, instant_time: str) -> bool:
+    """Whether a log of the slice is part of the table as of the savepointed commit (module docstring)."""
+    if table.props.layout_version < 2:
         written_by = first_block_instant(table.storage, log.path)
-        if written_by is None or written_by <= instant_time:
-            names.append(log.name)
+        return written_by is None or written_by <= instant_time
+    timeline = table.timeline
+    writer, savepointed = timeline.find(log.base_instant), timeline.find(instant_time)
+    if writer is None:
+        # older than the active write history: archived, so completed before anything still on it
+        start = timeline.timeline_start()
+        return start is not None and log.base_instant < start
+    if not writer.is_completed or savepointed is None:
+        return False
+    return timeline.completion_time(writer) <= timeline.completion_time(savepointed)
+
+
+def _slice_files(table: HoodieTable, file_slice: FileSlice, instant_time: str) -> list[str]:
+    """Base and log file names of a slice as of `instant_time`."""
+    names = [file_slice.base_file.name] if file_slice.base_file is not None else []
+    names += [log.name for log in file_slice.log_files if _log_as_of(table, log, instant_time)]
     return names
 
 
@@ -87,7 +106,7 @@ def savepoint_files(table: HoodieTable, instant_time: str) -> dict[str, list[str
 def _metadata(files: dict[str, list[str]], user: str, comment: str) -> dict[str, Any]:
     return {
         "savepointedBy": user,
-        "savepointedAt": int(time.time()),
+        "savepointedAt": int(time.time() * 1000),  # epoch milliseconds, as Java's currentTimeMillis
         "comments": comment,
         "partitionMetadata": {p: {"partitionPath": p, "savepointDataFile": names} for p, names in files.items()},
         "version": 1,
@@ -100,7 +119,6 @@ def create_savepoint(storage: Storage | str, instant_time: str | None = None, us
     An interrupted savepoint of the same commit (inflight only) is completed."""
     refuse_metadata_table(Storage.of(storage), "a savepoint")
     table = HoodieTable.load(Storage.of(storage))
-    refuse_on_layout_2(table, "a savepoint")
     instant_time = _commit_to_savepoint(table, instant_time)
     existing = [i for i in savepoint_instants(table, completed_only=False) if i.timestamp == instant_time]
     if existing and existing[0].state == COMPLETED:

@@ -82,9 +82,9 @@ def test_savepoint_timeline_files_and_metadata(tmp_path) -> None:
     c2 = table.write(rows([0, 1, 2], 2), cow("upsert"))
     c3 = table.write(rows([3, 4, 12], 3), cow("upsert"))
     expected = latest_files_as_of(url, c2)
-    before = int(time.time())
+    before = int(time.time() * 1000)
     assert table.savepoint(c2, "ann", "before the big load") == c2
-    after = int(time.time())
+    after = int(time.time() * 1000)
 
     assert timeline_files(url) == sorted(instant_files((c1, "commit"), (c2, "commit"), (c3, "commit"))
                                          + [f"{c2}.savepoint", f"{c2}.savepoint.inflight"])
