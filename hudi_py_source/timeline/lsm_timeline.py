@@ -30,6 +30,8 @@ import pyarrow.parquet as pq
 
 from ..errors import HoodieCorruptedDataError, HoodieTimelineError
 from ..storage import Storage
+from ..table.properties import TableProperties
+from ..table.properties_v8 import HISTORY_FOLDER, HISTORY_PATH, TIMELINE_FOLDER, TIMELINE_PATH
 from .archived import ArchivedTimeline
 from .commit_metadata import CommitMetadata
 from .instant import COMPLETED, WRITE_ACTIONS, Instant
@@ -91,9 +93,13 @@ class ManifestEntry:
 # --- names -------------------------------------------------------------------------------------
 
 
-def history_folder(timeline_path: str = "timeline", history_path: str = "history") -> str:
+def history_folder(timeline_path: str = TIMELINE_FOLDER, history_path: str = HISTORY_FOLDER) -> str:
     """The LSM folder relative to the base path (hoodie.timeline.path / hoodie.timeline.history.path)."""
     return f".hoodie/{timeline_path}/{history_path}"
+
+
+def table_history_folder(props: TableProperties) -> str:
+    return history_folder(props.get(TIMELINE_PATH) or TIMELINE_FOLDER, props.get(HISTORY_PATH) or HISTORY_FOLDER)
 
 
 def data_file_name(min_instant: str, max_instant: str, level: int) -> str:
@@ -185,15 +191,19 @@ def encode_data_file(instants: list[LSMInstant]) -> bytes:
     return out.getvalue()
 
 
-def read_data_file(storage: Storage, folder: str, name: str) -> list[LSMInstant]:
+def _read_table(storage: Storage, folder: str, name: str, columns: list[str] | None = None) -> pa.Table:
     path = f"{folder}/{name}"
     try:
-        table = pq.read_table(io.BytesIO(storage.read_bytes(path)))
+        return pq.read_table(io.BytesIO(storage.read_bytes(path)), columns=columns)
     except FileNotFoundError as exc:
         raise HoodieCorruptedDataError(f"the LSM timeline manifest lists {path}, which does not exist",
                                        path=path) from exc
     except (pa.ArrowInvalid, OSError) as exc:
         raise HoodieCorruptedDataError(f"LSM timeline file {path} does not read as parquet: {exc}", path=path) from exc
+
+
+def read_data_file(storage: Storage, folder: str, name: str) -> list[LSMInstant]:
+    table = _read_table(storage, folder, name)
     return [LSMInstant(str(r["instantTime"]), r.get("completionTime"), str(r["action"]), r.get("metadata"),
                        r.get("plan"), int(r.get("version") or LSM_INSTANT_VERSION)) for r in table.to_pylist()]
 
@@ -212,6 +222,16 @@ def read_archived_instants(storage: Storage, history_folder: str) -> list[LSMIns
     """Every instant of the latest published snapshot, in instant-time order."""
     entries = read_manifest(storage, history_folder, latest_version(storage, history_folder))
     return _sorted(i for e in entries for i in read_data_file(storage, history_folder, e.file_name))
+
+
+def read_archived_keys(storage: Storage, history_folder: str) -> set[tuple[str, str]]:
+    """(instant time, action) of every instant of the latest snapshot, reading only those two columns."""
+    entries = read_manifest(storage, history_folder, latest_version(storage, history_folder))
+    keys: set[tuple[str, str]] = set()
+    for entry in entries:
+        table = _read_table(storage, history_folder, entry.file_name, ["instantTime", "action"])
+        keys.update(zip(table.column("instantTime").to_pylist(), table.column("action").to_pylist(), strict=True))
+    return keys
 
 
 def write_archived_instants(storage: Storage, history_folder: str, instants: list[LSMInstant]) -> None:
@@ -311,10 +331,9 @@ class LSMArchivedTimeline:
                 f"not parse as commit metadata: {exc}", path=self.folder, instant=instant.timestamp) from exc
 
 
-def load_archived_timeline(storage: Storage, layout_version: int, archive_folder: str,
-                           timeline_path: str = "timeline",
-                           history_path: str = "history") -> ArchivedTimeline | LSMArchivedTimeline:
-    """The archived timeline of a table: `.hoodie/<archive_folder>` on layout 1, the LSM timeline on layout 2."""
-    if layout_version >= 2:
-        return LSMArchivedTimeline.load(storage, history_folder(timeline_path, history_path))
-    return ArchivedTimeline.load(storage, archive_folder)
+def load_archived_timeline(storage: Storage, props: TableProperties) -> ArchivedTimeline | LSMArchivedTimeline:
+    """The archived timeline of a table: `.hoodie/<hoodie.archivelog.folder>` on layout 1, the LSM timeline on
+    layout 2 (versions 8 and 9), both read through the same interface."""
+    if props.layout_version >= 2:
+        return LSMArchivedTimeline.load(storage, table_history_folder(props))
+    return ArchivedTimeline.load(storage, props.archive_folder)

@@ -11,8 +11,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from support.faults import FaultInjectingStorage, InjectedCrash
+from support.v8_writes import VERSIONS, id_to_ts, options, record_id, rows
 
+from hudi_py_source import Table
+from hudi_py_source.read.incremental import completed_commits
+from hudi_py_source.services import archival
 from hudi_py_source.storage import Storage
+from hudi_py_source.table.hoodie_table import HoodieTable
 from hudi_py_source.timeline import lsm_timeline
 from hudi_py_source.timeline.lsm_timeline import (
     LSMArchivedTimeline,
@@ -178,3 +183,116 @@ def test_a_crash_at_every_mutation_leaves_the_old_or_the_new_snapshot(tmp_path: 
         assert read_archived_instants(Storage(base), FOLDER) == after, k
         names = sorted(p.name for p in (tmp_path / f"crash{k}" / FOLDER).iterdir() if p.suffix == ".parquet")
         assert names == sorted(p.name for p in (tmp_path / "clean" / FOLDER).iterdir() if p.suffix == ".parquet"), k
+
+
+# --- archival into the LSM timeline ---------------------------------------------------------------
+
+KEEP = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1",
+        "hoodie.timeline.compaction.batch.size": "2"}
+MANUAL = {**KEEP, "hoodie.archive.automatic": "false"}
+Key = tuple[str, str]
+
+
+def build_table(path: Path, version: int, writes: int, automatic: int, **extra: str) -> Table:
+    """`writes` upserts (each updates k000, which leaves the cleaner work), the first `automatic` of them archiving
+    inline, the rest leaving archival due."""
+    table = Table(str(path))
+    for i in range(writes):
+        settings = {**(KEEP if i < automatic else MANUAL), **extra}
+        mode = "overwrite" if i == 0 else "append"
+        table.write(rows(sorted({0, i}), i + 1), options("upsert", version, **settings), mode)
+    return table
+
+
+def active_keys(path: Path) -> list[Key]:
+    timeline = HoodieTable.load(Storage(str(path))).timeline
+    return [(i.timestamp, i.action) for i in timeline.completed()]
+
+
+def archived_keys(path: Path) -> list[Key]:
+    return [(i.timestamp, i.action) for i in Table(str(path)).archived_timeline().instants]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_archival_chooses_as_timeline_archiver_v2(tmp_path: Path, version: int) -> None:
+    """Five commits and the cleans after the third, fourth and fifth (keep.max 3, min 2): the three oldest commits
+    go; the cleans, all requested after the newest of them, stay (TimelineArchiverV2 archives a clean only when a
+    commit requested after it goes, never by the clean count)."""
+    table = build_table(tmp_path / "t", version, 5, 0)
+    before = active_keys(tmp_path / "t")
+    commits = [k for k in before if k[1] == "commit"]
+    cleans = [k for k in before if k[1] == "clean"]
+    assert (len(commits), len(cleans)) == (5, 3)
+    moved = table.archive(KEEP)
+    assert moved == [commits[0][0], commits[1][0], commits[2][0]]
+    assert all(t > moved[-1] for t, _ in cleans)
+    assert archived_keys(tmp_path / "t") == sorted(k for k in before if k[0] in moved)
+    assert active_keys(tmp_path / "t") == [k for k in before if k[0] not in moved]
+    names = sorted(p.name for p in (tmp_path / "t" / FOLDER).iterdir())
+    assert names == [f"{moved[0]}_{moved[-1]}_0.parquet", "_version_", "manifest_1"]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_archived_instants_keep_metadata_and_plans(tmp_path: Path, version: int) -> None:
+    table = build_table(tmp_path / "t", version, 7, 0)
+    table.archive(KEEP)
+    archived = read_archived_instants(Storage(str(tmp_path / "t")), FOLDER)
+    commit = next(i for i in archived if i.action == "commit")
+    clean = next(i for i in archived if i.action == "clean")
+    assert commit.plan is None and commit.metadata is not None and commit.metadata[:4] == b"Obj\x01"
+    assert clean.plan is not None and clean.plan[:4] == b"Obj\x01" and clean.metadata is not None
+    timeline = table.archived_timeline()
+    assert timeline.commit_metadata(timeline.completed_commits()[0]).operation_type == "UPSERT"
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_incremental_query_over_archived_commits(tmp_path: Path, version: int) -> None:
+    """Without cleaning (which would remove the files of archived commits), a begin at the first commit's
+    completion reads every later commit, archived ones placed by their archived completion times."""
+    table = build_table(tmp_path / "t", version, 8, 8, **{"hoodie.clean.automatic": "false"})
+    archived = table.archived_timeline().completed_commits()
+    assert len(archived) == 6
+    first = archived[0].completion_time
+    assert first is not None
+    got = table.read(options={"hoodie.datasource.query.type": "incremental",
+                              "hoodie.datasource.read.begin.instanttime": first})
+    assert id_to_ts(got) == {record_id(0): 8000, **{record_id(i): (i + 1) * 1000 + i for i in range(1, 8)}}
+
+
+def _archive_mutations(path: Path) -> list[str]:
+    storage = FaultInjectingStorage(str(path))
+    archival.archive(storage, MANUAL)
+    return storage.mutations
+
+
+def test_a_crash_at_every_mutation_of_an_archival_loses_and_repeats_nothing(tmp_path: Path) -> None:
+    """A table with an LSM timeline of one level-0 file and archival due: the archival writes a file, a manifest and
+    the version, deletes the instants' files, then compacts the two level-0 files. Crashing at each of those
+    mutations leaves every instant exactly once on the active timeline or in the published snapshot (never
+    pending), the incremental reader lists each commit once, and the next archival ends where an uncrashed one
+    does."""
+    base = tmp_path / "base"
+    build_table(base, 8, 7, 4)
+    assert len(lsm_timeline.read_manifest(Storage(str(base)), FOLDER, 1)) == 1
+    before = sorted(active_keys(base) + archived_keys(base))
+    reference = tmp_path / "reference"
+    shutil.copytree(base, reference)
+    mutations = _archive_mutations(reference)
+    steps = [m for m in mutations if not m.startswith("delete_tree .hoodie/.temp/")]  # markers first
+    ends = [m.split("_")[-1] if m.endswith(".parquet") else m.rsplit("/", 1)[-1] for m in steps[:3] + steps[-3:]]
+    assert ends == ["0.parquet", "manifest_2", "_version_", "1.parquet", "manifest_3", "_version_"]
+    assert all(m.startswith("delete .hoodie/timeline/") for m in steps[3:-3]) and len(steps) == 21
+    expected = (active_keys(reference), archived_keys(reference))
+    assert sorted(expected[0] + expected[1]) == before
+    for k in range(1, len(mutations) + 1):
+        path = tmp_path / f"crash{k}"
+        shutil.copytree(base, path)
+        with pytest.raises(InjectedCrash):
+            archival.archive(FaultInjectingStorage(str(path), crash_at=k), MANUAL)
+        active, archived = active_keys(path), archived_keys(path)
+        assert sorted(set(active) | set(archived)) == before, k
+        assert not HoodieTable.load(Storage(str(path))).timeline.pending(), k
+        listed = [i.timestamp for i, _ in completed_commits(HoodieTable.load(Storage(str(path))))]
+        assert listed == sorted(set(listed)) == [t for t, a in before if a == "commit"], k
+        archival.archive(Storage(str(path)), MANUAL)
+        assert (active_keys(path), archived_keys(path)) == expected, k
