@@ -24,8 +24,8 @@ from .storage import Storage
 from .table.file_names import write_token
 from .table.hoodie_table import HoodieTable
 from .timeline.archived import ArchivedTimeline
-from .timeline.lsm_timeline import LSMArchivedTimeline, load_archived_timeline
 from .timeline.instant import Instant
+from .timeline.lsm_timeline import LSMArchivedTimeline, load_archived_timeline
 from .write.client import abort_write, commit_write, start_write, write_task
 
 Data: TypeAlias = pa.Table | pa.RecordBatch | Iterable[pa.RecordBatch]

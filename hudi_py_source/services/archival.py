@@ -1,6 +1,6 @@
 """Archival: move old instants from the active timeline into the archived timeline (J6 HoodieTimelineArchiver).
 
-Which instants go (J6 0.14 rules):
+Which instants go (J6 0.14 rules; table versions 8 and 9 differ for cleans, see the end):
 * completed write commits, once more than hoodie.keep.max.commits are active, oldest first down to
   hoodie.keep.min.commits, never reaching: the completed commit before the earliest pending write or table
   service (or that pending instant), the first completed savepoint (with hoodie.archive.beyond.savepoint
@@ -31,6 +31,13 @@ rerun that does not see it, e.g. a concurrent archiver) never shows an instant t
 Merging small archive files (hoodie.archive.merge.enable) is planned in `mergeArchivePlan`, written as a
 new file, then the sources are deleted, then the plan; a plan found at the start of a run is finished or
 undone (J6 verifyLastMergeArchiveFilesIfNecessary).
+Table versions 8 and 9 (timeline layout 2) archive into the LSM timeline (timeline/lsm_timeline.py), choosing
+as Hudi 1.x's TimelineArchiverV2 does: the same commits (by requested time, beyond keep.max down to keep.min,
+within the same bounds), but cleans and rollbacks only when requested before the newest commit that goes,
+never by their own count. The chosen instants become one row each (completed file as metadata, plan) in a new
+level-0 file; the deletions of step 2 start only once `_version_` names the manifest listing that file, and a
+run that died after it deletes the leftovers first (step 3, against the published snapshot). Then the LSM
+timeline is compacted (hoodie.timeline.compaction.batch.size) and cleaned.
 """
 
 from __future__ import annotations
@@ -294,15 +301,29 @@ def _finish_interrupted(table: HoodieTable, existing: list[tuple[int, FileInfo]]
     """Delete the still-active files of instants the newest archive file (of `existing`) holds as completed."""
     if not existing:
         return []
-    storage = table.storage
-    archived = {_key(e.instant) for e in read_archive_file(storage, existing[-1][1].path)
+    archived = {_key(e.instant) for e in read_archive_file(table.storage, existing[-1][1].path)
                 if e.instant.state == COMPLETED}
+    return _delete_leftovers(table, archived, existing[-1][1].path)
+
+
+def _delete_leftovers(table: HoodieTable, archived: set[Key], where: str) -> list[str]:
+    """Delete the still-active files of instants already archived (in `where`): a run that died after writing
+    the archive and before (or while) deleting them. Returns their instant times."""
     leftovers = state_files(table.timeline, archived)
     if leftovers:
         log.warning("finishing an interrupted archival: deleting %d timeline files already archived in %s",
-                    len(leftovers), existing[-1][1].path)
-        delete_archived_instant_files(storage, leftovers)
+                    len(leftovers), where)
+        delete_archived_instant_files(table.storage, leftovers)
     return sorted({i.timestamp for i, _ in leftovers})
+
+
+def _choose(table: HoodieTable, cfg: HoodieConfig,
+            finished: list[str]) -> tuple[list[Instant], list[tuple[Instant, FileInfo]]]:
+    """The instants to archive and their timeline files, on the timeline as an interrupted run's cleanup left it."""
+    if finished:
+        table = table.reload()
+    chosen = instants_to_archive(table, cfg)
+    return chosen, state_files(table.timeline, {_key(i) for i in chosen})
 
 
 # --- merging small archive files -----------------------------------------------------------------
@@ -387,10 +408,7 @@ def archive(storage: Storage, options: dict[str, Any] | HoodieConfig | None = No
         _finish_last_merge(storage, folder)
     existing = list_archive_files(storage, folder)
     finished = _finish_interrupted(table, existing)
-    if finished:
-        table = table.reload()
-    chosen = instants_to_archive(table, cfg)
-    files = state_files(table.timeline, {_key(i) for i in chosen})
+    chosen, files = _choose(table, cfg, finished)
     if files:
         _delete_markers(storage, chosen)
         write_archive_file(storage, folder, files, cfg.get(ARCHIVAL_BATCH), table.props.timeline_timezone,
@@ -452,15 +470,9 @@ def lsm_instants(storage: Storage, files: list[tuple[Instant, FileInfo]]) -> lis
 
 
 def _finish_interrupted_lsm(table: HoodieTable, folder: str) -> list[str]:
-    """Delete the still-active files of instants the published LSM snapshot already holds: a run that died after
-    publishing and before (or while) deleting them."""
+    """The instants the published LSM snapshot holds whose active files a crashed run left."""
     archived = {(time, comparable_action(action)) for time, action in read_archived_keys(table.storage, folder)}
-    leftovers = state_files(table.timeline, archived)
-    if leftovers:
-        log.warning("finishing an interrupted archival: deleting %d timeline files already archived in %s",
-                    len(leftovers), folder)
-        delete_archived_instant_files(table.storage, leftovers)
-    return sorted({i.timestamp for i, _ in leftovers})
+    return _delete_leftovers(table, archived, folder)
 
 
 def _archive_into_lsm(table: HoodieTable, cfg: HoodieConfig) -> list[str]:
@@ -470,10 +482,7 @@ def _archive_into_lsm(table: HoodieTable, cfg: HoodieConfig) -> list[str]:
     storage = table.storage
     folder = table_history_folder(table.props)
     finished = _finish_interrupted_lsm(table, folder)
-    if finished:
-        table = table.reload()
-    chosen = instants_to_archive(table, cfg)
-    files = state_files(table.timeline, {_key(i) for i in chosen})
+    chosen, files = _choose(table, cfg, finished)
     if files:
         _delete_markers(storage, chosen)
         write_archived_instants(storage, folder, lsm_instants(storage, files))
