@@ -8,7 +8,9 @@ instant, active or archived; `show_archived_commits` takes only a catalog table,
 over an existing table fails in the harness's session, for Apache Hudi's own tables too), and upserts three more
 times, archiving on top of pyhudi's files. Apache Hudi also writes a table of its own the same way, and pyhudi's
 incremental query over its archived range answers as Apache Hudi's. Cleaning is off: a cleaned file would take
-the archived commits' records out of reach of both readers. One Apache Hudi call (a JVM start) serves the file.
+the archived commits' records out of reach of both readers. A version 9 merge-on-read table, cleaned, with inline
+compactions and an insert_overwrite, archives every kind of row (plans of compactions, cleans, replacecommits);
+Apache Hudi reads it, shows its timeline and upserts on it. One Apache Hudi call (a JVM start) serves the file.
 """
 
 from __future__ import annotations
@@ -64,12 +66,42 @@ def pyhudi_steps(root: Path, version: int) -> tuple[dict[str, Any], list[dict[st
         steps.append({"op": "write", "path": str(path), "data": batch(WRITES + j),
                       "options": {**options("upsert", version), **APACHE_SETTINGS}})
     steps.append({"op": "read", "path": str(path), "query": "snapshot"})
-    timeline = [(i.timestamp, i.action, "ACTIVE") for i in HoodieTable.load(Storage(str(path))).timeline.completed()]
-    timeline += [(i.timestamp, i.action, "ARCHIVED") for i in table.archived_timeline().instants]
     state = {"path": path, "snapshot": table.read(), "incremental": table.read(options=incremental(begin)),
-             "archived": archived, "timeline": sorted(timeline),
+             "archived": archived, "timeline": _timeline(table, path),
              "history": read_archived_instants(Storage(str(path)), history_folder())}
     return state, steps
+
+
+MOR_SETTINGS = {**SETTINGS, "hoodie.clean.automatic": "true", "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+                "hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "2"}
+OVERWRITE_AT = 5
+
+
+def mor_steps(root: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A version 9 merge-on-read table whose archive holds delta commits, compactions (with their plans), cleans
+    and an insert_overwrite (with its inflight metadata as plan); Apache Hudi reads it, shows its timeline and
+    upserts once more."""
+    path = root / "pyhudi_mor_v9"
+    table = Table(str(path))
+    for i in range(12):
+        operation = "insert_overwrite" if i == OVERWRITE_AT else "upsert"
+        table.write(batch(i), options(operation, 9, **MOR_SETTINGS), "overwrite" if i == 0 else "append")
+    history = read_archived_instants(Storage(str(path)), history_folder())
+    state = {"path": path, "snapshot": table.read(), "history": history, "timeline": _timeline(table, path)}
+    steps: list[dict[str, Any]] = [
+        {"op": "read", "path": str(path), "query": "snapshot"},
+        {"op": "sql", "sql": f"CALL show_timeline(path => '{path}', limit => 100, showArchived => true)"},
+        {"op": "write", "path": str(path), "data": batch(12),
+         "options": {**options("upsert", 9), **APACHE_SETTINGS, **MOR_SETTINGS}},
+        {"op": "read", "path": str(path), "query": "snapshot"},
+    ]
+    return state, steps
+
+
+def _timeline(table: Table, path: Path) -> list[tuple[str, str, str]]:
+    """(instant time, action, ACTIVE or ARCHIVED) of every completed instant, as show_timeline lists them."""
+    active = [(i.timestamp, i.action, "ACTIVE") for i in HoodieTable.load(Storage(str(path))).timeline.completed()]
+    return sorted(active + [(i.timestamp, i.action, "ARCHIVED") for i in table.archived_timeline().instants])
 
 
 def apache_steps(root: Path, version: int) -> tuple[Path, list[dict[str, Any]]]:
@@ -82,10 +114,10 @@ def apache_steps(root: Path, version: int) -> tuple[Path, list[dict[str, Any]]]:
 
 
 @pytest.fixture(scope="module")
-def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, Any]]:
+def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[Any, dict[str, Any]]:
     root = tmp_path_factory.mktemp("lsm_archival")
-    out: dict[int, dict[str, Any]] = {}
-    steps: list[dict[str, Any]] = []
+    out: dict[Any, dict[str, Any]] = {}
+    out["mor"], steps = mor_steps(root)
     offsets: dict[int, tuple[int, int]] = {}
     for version in VERSIONS:
         state, ours = pyhudi_steps(root, version)
@@ -98,11 +130,12 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, Any]
         out[version].update(apache_snapshot=results[ours_at], apache_incremental=results[ours_at + 1],
                             apache_show=results[ours_at + 2], apache_after=results[theirs_at - 1],
                             apache_own_incremental=results[theirs_at + WRITES])
+    out["mor"].update(apache_snapshot=results[0], apache_show=results[1], apache_after=results[3])
     return out
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_pyhudi_archived_and_compacted(judged: dict[int, dict[str, Any]], version: int) -> None:
+def test_pyhudi_archived_and_compacted(judged: dict[Any, dict[str, Any]], version: int) -> None:
     path: Path = judged[version]["path"]
     assert len(judged[version]["archived"]) == WRITES - 2
     names = sorted(p.name for p in (path / ".hoodie" / "timeline" / "history").iterdir())
@@ -110,7 +143,7 @@ def test_pyhudi_archived_and_compacted(judged: dict[int, dict[str, Any]], versio
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_apache_hudi_reads_pyhudi_archived_table(judged: dict[int, dict[str, Any]], version: int) -> None:
+def test_apache_hudi_reads_pyhudi_archived_table(judged: dict[Any, dict[str, Any]], version: int) -> None:
     state = judged[version]
     assert_same_rows_as_apache(state["apache_snapshot"], state["snapshot"])
     assert_same_rows_as_apache(state["apache_incremental"], state["incremental"])
@@ -118,7 +151,7 @@ def test_apache_hudi_reads_pyhudi_archived_table(judged: dict[int, dict[str, Any
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_apache_hudi_shows_pyhudi_archived_instants(judged: dict[int, dict[str, Any]], version: int) -> None:
+def test_apache_hudi_shows_pyhudi_archived_instants(judged: dict[Any, dict[str, Any]], version: int) -> None:
     """Every instant with its action, completed, on the timeline pyhudi left it on (active or archived)."""
     state = judged[version]
     shown = sorted((r["instant_time"], r["action"], r["timeline_type"]) for r in state["apache_show"].to_pylist())
@@ -127,7 +160,7 @@ def test_apache_hudi_shows_pyhudi_archived_instants(judged: dict[int, dict[str, 
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_apache_hudi_archives_on_top_of_pyhudi_lsm_files(judged: dict[int, dict[str, Any]], version: int) -> None:
+def test_apache_hudi_archives_on_top_of_pyhudi_lsm_files(judged: dict[Any, dict[str, Any]], version: int) -> None:
     state = judged[version]
     table = Table(str(state["path"]))
     after = read_archived_instants(Storage(str(state["path"])), history_folder())
@@ -142,10 +175,23 @@ def test_apache_hudi_archives_on_top_of_pyhudi_lsm_files(judged: dict[int, dict[
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_pyhudi_incremental_over_apache_archived_range(judged: dict[int, dict[str, Any]], version: int) -> None:
+def test_pyhudi_incremental_over_apache_archived_range(judged: dict[Any, dict[str, Any]], version: int) -> None:
     path: Path = judged[version]["apache_path"]
     table = Table(str(path))
     assert len(table.archived_timeline().completed_commits()) == WRITES - 2
     ours = table.read(options=incremental("0"))
     assert_same_rows_as_apache(judged[version]["apache_own_incremental"], ours)
     assert sorted(id_to_ts(ours)) == [record_id(i) for i in range(WRITES)]
+
+
+def test_apache_hudi_reads_pyhudi_archived_merge_on_read_table(judged: dict[Any, dict[str, Any]]) -> None:
+    state = judged["mor"]
+    actions = {i.action for i in state["history"]}
+    assert actions == {"deltacommit", "commit", "clean", "replacecommit"}
+    assert all(i.plan for i in state["history"] if i.action in ("commit", "replacecommit", "clean"))
+    assert_same_rows_as_apache(state["apache_snapshot"], state["snapshot"])
+    shown = sorted((r["instant_time"], r["action"], r["timeline_type"]) for r in state["apache_show"].to_pylist())
+    assert shown == state["timeline"]
+    ours = Table(str(state["path"])).read()
+    assert_same_rows_as_apache(state["apache_after"], ours)
+    assert id_to_ts(ours) == {**id_to_ts(state["snapshot"]), record_id(0): 13000, record_id(12): 13012}
