@@ -144,6 +144,15 @@ def test_compaction_merges_a_batch_of_level_0_files_and_cleans(tmp_path: Path) -
     assert len(list((tmp_path / FOLDER).glob("*.parquet"))) == 5
 
 
+def test_a_batch_of_one_never_compacts(tmp_path: Path) -> None:
+    storage = Storage(str(tmp_path))
+    for n in (1, 2):
+        write_archived_instants(storage, FOLDER, [instant(n)])
+    compact_and_clean(storage, FOLDER, batch=1)
+    assert lsm_timeline.latest_version(storage, FOLDER) == 2
+    assert all(lsm_timeline.file_level(p.name) == 0 for p in (tmp_path / FOLDER).glob("*.parquet"))
+
+
 def test_clean_removes_files_no_kept_manifest_lists(tmp_path: Path) -> None:
     storage = Storage(str(tmp_path))
     write_archived_instants(storage, FOLDER, [instant(1)])
