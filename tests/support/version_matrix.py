@@ -46,18 +46,28 @@ HISTORY: list[Step] = [
     Service("compact"),
     Write("insert_overwrite", (3, 6, 18)),
     Write("upsert", (1, 4, 19)),
+    Service("savepoint"),
     Write("delete_partition", (), {"hoodie.datasource.write.partitions.to.delete": CITIES[1]}),
     Write("upsert", (0, 9, 20)),
+    Service("restore"),
+    Service("delete_savepoint"),
     Write("insert_overwrite_table", (21, 22)),
     Write("upsert", (21, 23, 24)),
     Service("clean"),
     Write("upsert", (22, 25)),
+    Write("upsert", (21, 26)),
+    Service("archive"),
+    Write("upsert", (23, 27)),
 ]
+# Archival keeps the last two of the write history's commits: with the savepoint deleted and the clean past them,
+# everything older moves to the archived timeline (LSM on versions 8 and 9).
+ARCHIVAL = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
 
 
 @dataclass
 class State:
-    """The table after a step: the model (id -> ts) and, after a write, its instant."""
+    """The table after a step: the model (id -> ts) and, after a write, its instant (None once a restore rolled
+    the write back)."""
 
     step: Step
     model: dict[str, int]
@@ -96,18 +106,40 @@ def write_options(table_type: str, version: int, write: Write) -> dict[str, str]
     return opts
 
 
-def _run_service(table: Table, name: str, table_type: str) -> None:
-    services: dict[str, Callable[[], object]] = {
-        "compact": lambda: table.compact() if table_type == "MERGE_ON_READ" else None,
-        "clean": lambda: table.clean({"hoodie.cleaner.commits.retained": "2"}),
-    }
-    services[name]()
+@dataclass
+class _Services:
+    """Runs the history's table services; remembers the savepoint (its instant and the model then) for the
+    restore."""
+
+    table: Table
+    table_type: str
+    pinned: tuple[str, dict[str, int]] | None = None
+
+    def run(self, name: str, model: dict[str, int], states: list[State]) -> dict[str, int]:
+        """Run service `name`; the model after it (a restore's is the savepoint's)."""
+        if name == "compact" and self.table_type == "MERGE_ON_READ":
+            self.table.compact()
+        elif name == "clean":
+            self.table.clean({"hoodie.cleaner.commits.retained": "2"})
+        elif name == "savepoint":
+            self.pinned = (self.table.savepoint(), dict(model))
+        elif name == "restore" and self.pinned is not None:
+            self.table.restore(self.pinned[0])
+            for state in states:
+                state.instant = None if state.instant and state.instant > self.pinned[0] else state.instant
+            return dict(self.pinned[1])
+        elif name == "delete_savepoint" and self.pinned is not None:
+            self.table.delete_savepoint(self.pinned[0])
+        elif name == "archive":
+            assert self.table.archive(ARCHIVAL), "nothing was archived"
+        return model
 
 
 def run_history(root: Path, table_type: str, version: int,
                 after_step: Callable[[int, State], None] | None = None) -> list[State]:
     """Run HISTORY on a new table at `root`; `after_step(n, state)` sees each state (to check or freeze it)."""
     table = Table(str(root))
+    services = _Services(table, table_type)
     model: dict[str, int] = {}
     states: list[State] = []
     for n, step in enumerate(HISTORY):
@@ -117,7 +149,7 @@ def run_history(root: Path, table_type: str, version: int,
             instant = table.write(data, write_options(table_type, version, step), "append")
             apply(model, step, n + 1)
         else:
-            _run_service(table, step.name, table_type)
+            model = services.run(step.name, model, states)
         states.append(State(step, dict(model), instant))
         if after_step is not None:
             after_step(n, states[-1])
