@@ -4,7 +4,10 @@ Scheduling is Hudi 0.14's SparkSizeBasedClusteringPlanStrategy: per partition, t
 file is below the small-file limit (a log-only slice counts as size 0 there, as hoodie.parquet.max.file.size
 when grouping) and that no pending compaction or clustering holds, largest first, cut into groups of at most
 max.bytes.per.group; the partition's last group needs two slices unless single-group clustering is on (its
-default). The plan is `<t>.replacecommit.requested`: Avro HoodieRequestedReplaceMetadata, operation CLUSTER.
+default). The plan is Avro HoodieRequestedReplaceMetadata, operation CLUSTER: `<t>.replacecommit.requested` on
+table version 6, `<t>.clustering.requested` on 8 and 9 (timeline layout 2, whose plan adds
+missingSchedulePartitions), where the clustering's inflight file is empty and it completes as
+`<t>_<completion>.replacecommit`, as Hudi 1.x writes it.
 
 Executing (SparkSortAndSizeExecutionStrategy) reads each group's slices as a snapshot does (merge-on-read:
 base merged with logs), sorts by the plan's sort columns, writes `numOutputFileGroups` new file groups and
@@ -12,7 +15,9 @@ completes `<t>.replacecommit` whose partitionToReplaceFileIds names the input gr
 skip them (clean removes them later). Records keep their commit time and sequence number, so incremental
 queries do not return them again. Until completion the input groups stay live, so writers must not give them
 inserts, and updates to them follow hoodie.clustering.updates.strategy: rejected (the default), or allowed,
-in which case the clustering, rewriting what the plan saw, must not complete over them.
+in which case the clustering, rewriting what the plan saw, must not complete over them. (Apache Hudi 1.2.0
+completes it and the update is lost, also a merge-on-read delta commit that completed after the clustering was
+requested: the replaced file group goes whole, logs and all. pyhudi rolls the clustering back instead.)
 """
 
 from __future__ import annotations
@@ -60,10 +65,9 @@ from ..table.file_names import make_base_file_name, new_file_id, write_token
 from ..table.fs_view import FileSlice, FileSystemView
 from ..table.hoodie_table import HoodieTable
 from ..table.properties import refuse_metadata_table
-from ..table.table_version import refuse_on_layout_2
 from ..timeline import avro_models
 from ..timeline.commit_metadata import WriteStat
-from ..timeline.instant import REPLACE_COMMIT, Instant
+from ..timeline.instant import CLUSTERING, REPLACE_COMMIT, Instant
 from ..timeline.service_plans import pending_clustering_file_groups, pending_compaction_file_groups
 from ..write.base_files import base_file_write_stat, base_file_writer
 from ..write.clustering_updates import ALLOW_UPDATES
@@ -170,7 +174,10 @@ def _slice_record(storage: Storage, file_slice: FileSlice) -> dict[str, Any]:
             "bootstrapFilePath": "", "version": 1}
 
 
-def _plan_record(storage: Storage, cfg: HoodieConfig, groups: list[tuple[list[FileSlice], int]]) -> dict[str, Any]:
+def _plan_record(storage: Storage, cfg: HoodieConfig, groups: list[tuple[list[FileSlice], int]],
+                 layout: int) -> dict[str, Any]:
+    """HoodieRequestedReplaceMetadata as Hudi writes it; 1.x (layout 2) adds `missingSchedulePartitions` to the
+    plan, written empty."""
     sort_columns = cfg.get(CLUSTERING_SORT_COLUMNS)
     input_groups = [{"slices": [_slice_record(storage, s) for s in slices],
                      "metrics": slice_io_metrics(slices, cfg.get(PARQUET_MAX_FILE_SIZE)),
@@ -181,6 +188,8 @@ def _plan_record(storage: Storage, cfg: HoodieConfig, groups: list[tuple[list[Fi
                 "version": 1}
     plan = {"inputGroups": input_groups, "strategy": strategy, "extraMetadata": {}, "version": 1,
             "preserveHoodieMetadata": cfg.get(CLUSTERING_PRESERVE_COMMIT_METADATA)}
+    if layout >= 2:
+        plan["missingSchedulePartitions"] = []
     return {"operationType": CLUSTER, "clusteringPlan": plan, "extraMetadata": {}, "version": 1}
 
 
@@ -213,11 +222,14 @@ def schedule_clustering(storage: Storage | str, options: dict[str, Any] | None =
 
 
 def _load(storage: Storage) -> HoodieTable:
-    """The table a clustering runs on, failed writes rolled back; version 8 and 9 tables are refused (their
-    pending clusterings are `clustering` instants, which pyhudi does not write yet)."""
-    table = HoodieTable.load(storage)
-    refuse_on_layout_2(table, "clustering")
-    return rollback_failed_writes(table)
+    """The table a clustering runs on, failed writes rolled back (a pending clustering is not one)."""
+    return rollback_failed_writes(HoodieTable.load(storage))
+
+
+def clustering_action(table: HoodieTable) -> str:
+    """The action of a pending clustering: a replacecommit on timeline layout 1, Hudi 1.x's own `clustering`
+    action on layout 2 (both complete as a replacecommit)."""
+    return CLUSTERING if table.timeline.layout_version >= 2 else REPLACE_COMMIT
 
 
 def _schedule(table: HoodieTable, cfg: HoodieConfig) -> str | None:
@@ -234,9 +246,10 @@ def _schedule(table: HoodieTable, cfg: HoodieConfig) -> str | None:
     if not groups:
         return None
     instant_time = table.timeline.new_instant_time(table.props.timeline_timezone)
-    record = _plan_record(storage, cfg, groups)
-    table.timeline.create_requested(instant_time, REPLACE_COMMIT,
-                                    avro_models.serialize("HoodieRequestedReplaceMetadata", record))
+    layout = table.timeline.layout_version
+    record = _plan_record(storage, cfg, groups, layout)
+    table.timeline.create_requested(instant_time, clustering_action(table),
+                                    avro_models.serialize("HoodieRequestedReplaceMetadata", record, layout=layout))
     LOG.info("scheduled clustering %s of %d group(s)", instant_time, len(groups))
     return instant_time
 
@@ -430,7 +443,8 @@ def _run(table: HoodieTable, options: dict[str, Any] | None) -> list[str]:
 def cluster_inline(storage: Storage, cfg: HoodieConfig) -> str | None:
     """After a commit (BaseHoodieTableServiceClient.runTableServicesInline): with hoodie.clustering.inline run
     pending clusterings, then schedule one when inline.max.commits commits passed and run it; with only
-    schedule.inline, schedule one when no replacecommit is pending. Returns the instant scheduled."""
+    schedule.inline, schedule one when no clustering (replacecommit on layout 1) is pending. Returns the
+    instant scheduled."""
     if cfg.get(CLUSTERING_INLINE):
         run_clustering(storage, cfg.as_dict())
         scheduled = schedule_clustering(storage, cfg.as_dict())
@@ -438,7 +452,7 @@ def cluster_inline(storage: Storage, cfg: HoodieConfig) -> str | None:
             execute_clustering(storage, scheduled, cfg.as_dict())
         return scheduled
     if cfg.get(CLUSTERING_SCHEDULE_INLINE):
-        timeline = HoodieTable.load(storage).timeline
-        if not any(i.action == REPLACE_COMMIT for i in timeline.pending()):
+        table = HoodieTable.load(storage)
+        if not any(i.action == clustering_action(table) for i in table.timeline.pending()):
             return schedule_clustering(storage, cfg.as_dict())
     return None

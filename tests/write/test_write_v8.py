@@ -305,16 +305,13 @@ def test_archival_due_refused_before_writing(tmp_path: Path, version: int) -> No
     assert_reads_like_hudi_rs(table.read(), str(path))
 
 
-@pytest.mark.parametrize("service", ["cluster", "savepoint", "archive_due"])
+@pytest.mark.parametrize("service", ["savepoint", "archive_due"])
 def test_services_not_run_on_layout_2_refused(tmp_path: Path, service: str) -> None:
     path = tmp_path / "t"
     table = Table(str(path))
     table.write(rows(range(3), 1), options("insert", 9), "overwrite")
     before = _snapshot(str(path))
-    if service == "cluster":
-        with pytest.raises(HoodieUnsupportedError, match="clustering on table version 9"):
-            table.cluster()
-    elif service == "savepoint":
+    if service == "savepoint":
         with pytest.raises(HoodieUnsupportedError, match="a savepoint on table version 9"):
             table.savepoint()
     else:
