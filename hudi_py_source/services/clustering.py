@@ -46,6 +46,7 @@ from ..config import (
     CLUSTERING_SORT_COLUMNS,
     CLUSTERING_TARGET_FILE_MAX_BYTES,
     CLUSTERING_UPDATES_STRATEGY,
+    INCREMENTAL_TABLE_SERVICES,
     INDEX_TYPE,
     MERGE_MAX_MEMORY,
     PARQUET_MAX_FILE_SIZE,
@@ -67,7 +68,7 @@ from ..table.hoodie_table import HoodieTable
 from ..table.properties import refuse_metadata_table
 from ..timeline import avro_models
 from ..timeline.commit_metadata import WriteStat
-from ..timeline.instant import CLUSTERING, REPLACE_COMMIT, Instant
+from ..timeline.instant import CLUSTERING, COMMIT, DELTA_COMMIT, REPLACE_COMMIT, REQUESTED, Instant
 from ..timeline.service_plans import pending_clustering_file_groups, pending_compaction_file_groups
 from ..write.base_files import base_file_write_stat, base_file_writer
 from ..write.clustering_updates import ALLOW_UPDATES
@@ -175,9 +176,9 @@ def _slice_record(storage: Storage, file_slice: FileSlice) -> dict[str, Any]:
 
 
 def _plan_record(storage: Storage, cfg: HoodieConfig, groups: list[tuple[list[FileSlice], int]],
-                 layout: int) -> dict[str, Any]:
+                 layout: int, missing: list[str]) -> dict[str, Any]:
     """HoodieRequestedReplaceMetadata as Hudi writes it; 1.x (layout 2) adds `missingSchedulePartitions` to the
-    plan, written empty."""
+    plan: the partitions whose groups the group limit left out, which the next incremental plan takes up."""
     sort_columns = cfg.get(CLUSTERING_SORT_COLUMNS)
     input_groups = [{"slices": [_slice_record(storage, s) for s in slices],
                      "metrics": slice_io_metrics(slices, cfg.get(PARQUET_MAX_FILE_SIZE)),
@@ -189,7 +190,7 @@ def _plan_record(storage: Storage, cfg: HoodieConfig, groups: list[tuple[list[Fi
     plan = {"inputGroups": input_groups, "strategy": strategy, "extraMetadata": {}, "version": 1,
             "preserveHoodieMetadata": cfg.get(CLUSTERING_PRESERVE_COMMIT_METADATA)}
     if layout >= 2:
-        plan["missingSchedulePartitions"] = []
+        plan["missingSchedulePartitions"] = missing
     return {"operationType": CLUSTER, "clusteringPlan": plan, "extraMetadata": {}, "version": 1}
 
 
@@ -205,12 +206,34 @@ def _check_options(table: HoodieTable, cfg: HoodieConfig) -> None:
                                 f"table; columns: {', '.join(names)}")
 
 
+def _last_clustering(table: HoodieTable) -> Instant | None:
+    done = table.timeline.completed_commits()
+    return next((i for i in reversed(done) if i.action == REPLACE_COMMIT
+                 and table.timeline.read_commit_metadata(i).operation_type == CLUSTER), None)
+
+
 def commits_since_last_clustering(table: HoodieTable) -> int:
     """Completed commits, delta commits and replacecommits after the last completed clustering."""
-    done = table.timeline.completed_commits()
-    last = next((i.timestamp for i in reversed(done) if i.action == REPLACE_COMMIT
-                 and table.timeline.read_commit_metadata(i).operation_type == CLUSTER), "0")
-    return sum(1 for i in done if i.timestamp > last)
+    last = _last_clustering(table)
+    return sum(1 for i in table.timeline.completed_commits() if i.timestamp > (last.timestamp if last else "0"))
+
+
+def _incremental_partitions(table: HoodieTable, cfg: HoodieConfig) -> set[str] | None:
+    """Hudi 1.x's incremental table service (BaseTableServicePlanActionExecutor.getPartitions), on layout 2: the
+    partitions that writes completed since the last clustering was requested wrote (commits and replacecommits
+    on copy-on-write, delta commits and replacecommits on merge-on-read), with the partitions its plan left out.
+    None (every partition) before the first clustering, on layout 1 and with the option off."""
+    timeline = table.timeline
+    last = _last_clustering(table) if timeline.layout_version >= 2 and cfg.get(INCREMENTAL_TABLE_SERVICES) else None
+    if last is None:
+        return None
+    plan = avro_models.clustering_plan(timeline.read_bytes(Instant(last.timestamp, CLUSTERING, REQUESTED))) or {}
+    partitions = set(plan.get("missingSchedulePartitions") or [])
+    actions = {REPLACE_COMMIT, DELTA_COMMIT if table.props.table_type == "MERGE_ON_READ" else COMMIT}
+    for instant in timeline.completed_commits():
+        if instant.action in actions and instant != last and timeline.completion_time(instant) >= last.timestamp:
+            partitions.update(s.partition_path or "" for s in timeline.read_commit_metadata(instant).all_write_stats())
+    return partitions
 
 
 def schedule_clustering(storage: Storage | str, options: dict[str, Any] | None = None) -> str | None:
@@ -240,14 +263,18 @@ def _schedule(table: HoodieTable, cfg: HoodieConfig) -> str | None:
     busy = set(pending_compaction_file_groups(table.timeline)) | set(pending_clustering_file_groups(table.timeline))
     groups: list[tuple[list[FileSlice], int]] = []
     view = table.fs_view()
+    wanted = _incremental_partitions(table, cfg)
     for partition in view.partitions():
-        groups.extend(_partition_groups(_eligible(view, cfg, partition, busy), cfg))
-    groups = groups[:cfg.get(CLUSTERING_MAX_NUM_GROUPS)]
+        if wanted is None or partition in wanted:
+            groups.extend(_partition_groups(_eligible(view, cfg, partition, busy), cfg))
+    limit = cfg.get(CLUSTERING_MAX_NUM_GROUPS)
+    missing = sorted({slices[0].partition_path for slices, _ in groups[limit:]})
+    groups = groups[:limit]
     if not groups:
         return None
     instant_time = table.timeline.new_instant_time(table.props.timeline_timezone)
     layout = table.timeline.layout_version
-    record = _plan_record(storage, cfg, groups, layout)
+    record = _plan_record(storage, cfg, groups, layout, missing)
     table.timeline.create_requested(instant_time, clustering_action(table),
                                     avro_models.serialize("HoodieRequestedReplaceMetadata", record, layout=layout))
     LOG.info("scheduled clustering %s of %d group(s)", instant_time, len(groups))
