@@ -216,3 +216,35 @@ def test_next_clustering_plans_the_partitions_written_since(tmp_path: Path, vers
     ours = table.read()
     assert id_to_ts(ours) == EXPECTED | {record_id(12): 3012, record_id(15): 3015}
     assert_reads_like_hudi_rs(ours, str(path))
+
+
+@pytest.mark.parametrize("version", [8, 9])
+def test_schedule_inline_plans_one_clustering_instant(tmp_path: Path, version: int) -> None:
+    """hoodie.clustering.schedule.inline plans a `clustering` instant and no second one while it is pending."""
+    path = tmp_path / "t"
+    table = Table(str(path))
+    schedule_only = {"hoodie.clustering.schedule.inline": "true"}
+    table.write(rows(list(range(6)), 1), cluster_options("bulk_insert", version, COW, **schedule_only))
+    table.write(rows(list(range(6, 12)), 1), cluster_options("insert", version, COW, **schedule_only))
+    pending = [n for n in masked_timeline(path) if n.startswith("T.clustering")]
+    assert pending == ["T.clustering.requested"]
+    assert len(table.cluster()) == 1
+    assert id_to_ts(table.read()) == {record_id(i): 1000 + i for i in range(12)}
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_clean_removes_the_replaced_file_groups(tmp_path: Path, case: tuple[int, str]) -> None:
+    """After the clustering and one more write, a clean keeping one commit deletes every file of the replaced
+    groups and none of the clustered ones; the rows stay."""
+    version, table_type = case
+    path = tmp_path / "t"
+    table = write_clustered(path, version, table_type)
+    replaced = {f for ids in avro_file(timeline_file(path, ".replacecommit"))[1]["partitionToReplaceFileIds"].values()
+                for f in ids}
+    table.write(rows([3], 3), cluster_options("upsert", version, table_type))
+    assert table.clean({"hoodie.cleaner.commits.retained": "1"}) is not None
+    left = [p.name for p in path.rglob("*") if p.is_file() and ".hoodie" not in p.parts and "partition" not in p.name]
+    assert left and not [name for name in left if any(f"{file_id}_" in name for file_id in replaced)]
+    ours = table.read()
+    assert id_to_ts(ours) == EXPECTED | {record_id(3): 3003}
+    assert_reads_like_hudi_rs(ours, str(path))
