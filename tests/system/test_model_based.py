@@ -17,7 +17,7 @@ versions 8 and 9 incremental ranges are of completion times; see check_history).
 
 Table versions 8 and 9 (COW only: pyhudi refuses MOR there) run the same sequences, written with
 `hoodie.write.table.version`, merged as those tables are (EVENT_TIME_ORDERING: a stored row with a greater ts
-stays), with service steps between the writes: clean runs, while clustering, savepoint and restore must be
+stays), with service steps between the writes: clean and clustering run, while savepoint and restore must be
 refused with HoodieUnsupportedError, leaving every file of the table as it was. PYHUDI_MODEL_V8_EXAMPLES sets
 how many random sequences run per version (default 3, besides two fixed ones that run every service).
 
@@ -98,11 +98,11 @@ step = st.fixed_dictionaries({
 compaction_step = st.fixed_dictionaries({"op": st.sampled_from(["schedule_compaction", "compact"])})
 mor_step = st.one_of(step, step, compaction_step)
 
-# Services between the writes of a version 8 or 9 table: clean runs; the others are refused there.
-REFUSED_ON_LAYOUT_2 = ("cluster", "savepoint", "restore")
-layout_2_service_step = st.fixed_dictionaries({"op": st.sampled_from(["clean", *REFUSED_ON_LAYOUT_2])})
+# Services between the writes of a version 8 or 9 table: clean and clustering run; the others are refused there.
+REFUSED_ON_LAYOUT_2 = ("savepoint", "restore")
+layout_2_service_step = st.fixed_dictionaries({"op": st.sampled_from(["clean", "cluster", *REFUSED_ON_LAYOUT_2])})
 layout_2_step = st.one_of(step, step, step, layout_2_service_step)
-SERVICES = ("schedule_compaction", "compact", "clean", *REFUSED_ON_LAYOUT_2)
+SERVICES = ("schedule_compaction", "compact", "clean", "cluster", *REFUSED_ON_LAYOUT_2)
 
 
 def apply_to_model(model: dict[str, dict], op: str, batch: pa.Table, event_time: bool = False) -> list[str]:
@@ -204,9 +204,7 @@ def run_refused(url: str, op: str, version: int) -> None:
     latest = table.hoodie_table().timeline.completed_commits()
     before = files_of(url)
     with pytest.raises(HoodieUnsupportedError, match=f"table version {version}") as refused:
-        if op == "cluster":
-            table.cluster()
-        elif op == "savepoint":
+        if op == "savepoint":
             table.savepoint()
         else:
             table.restore(latest[-1].timestamp if latest else "00000000000000000")
@@ -214,13 +212,27 @@ def run_refused(url: str, op: str, version: int) -> None:
     assert files_of(url) == before
 
 
-def run_service(url: str, op: str, version: int) -> None:
+def run_clustering(url: str, opts: dict[str, str]) -> None:
+    """A clustering with the sequence's options; under the bucket index it is refused and writes nothing (new file
+    groups would no longer match the buckets their records hash to)."""
+    if opts["hoodie.index.type"] != "BUCKET":
+        Table(url).cluster(opts)
+        return
+    before = files_of(url)
+    with pytest.raises(HoodieConfigError, match="hoodie.index.type=BUCKET"):
+        Table(url).cluster(opts)
+    assert files_of(url) == before
+
+
+def run_service(url: str, op: str, version: int, opts: dict[str, str]) -> None:
     if op == "schedule_compaction":
         Table(url).schedule_compaction()
     elif op == "compact":
         Table(url).compact()
     elif op == "clean":
         Table(url).clean({"hoodie.cleaner.commits.retained": "2"})
+    elif op == "cluster" and version != 6:
+        run_clustering(url, opts)
     elif version == 6:
         raise AssertionError(f"{op} steps are drawn for table versions 8 and 9 only")
     else:
@@ -300,7 +312,7 @@ def run_sequence(index: str, steps: list[dict], table_type: str,
         for n, s in enumerate(steps):
             exists = os.path.exists(os.path.join(url, ".hoodie"))
             if s["op"] in SERVICES and exists:
-                run_service(url, s["op"], version)
+                run_service(url, s["op"], version, opts)
             elif s["op"] not in SERVICES:
                 done = run_step(url, opts, s, model, floor=n * 100_000 if table_type == "MERGE_ON_READ" else 0)
                 history += [done] if done else []
@@ -326,7 +338,7 @@ def _write(op: str, keys: list[int], seed: int, failure: str = "none") -> dict:
     return {"op": op, "keys": keys, "tasks": 2, "failure": failure, "seed": seed}
 
 
-# Always run on versions 8 and 9: every refused service, cleans that delete replaced file versions, failed
+# Always run on versions 8 and 9: a clustering, every refused service, cleans that delete replaced file versions, failed
 # writes (rolled back by the next write) before and after them, and a write left pending at the end (time travel
 # to its instant is refused).
 LAYOUT_2_SEQUENCE = [
