@@ -227,13 +227,23 @@ def _incremental_partitions(table: HoodieTable, cfg: HoodieConfig) -> set[str] |
     last = _last_clustering(table) if timeline.layout_version >= 2 and cfg.get(INCREMENTAL_TABLE_SERVICES) else None
     if last is None:
         return None
-    plan = avro_models.clustering_plan(timeline.read_bytes(Instant(last.timestamp, CLUSTERING, REQUESTED))) or {}
-    partitions = set(plan.get("missingSchedulePartitions") or [])
+    partitions = _left_out(table, last)
     actions = {REPLACE_COMMIT, DELTA_COMMIT if table.props.table_type == "MERGE_ON_READ" else COMMIT}
     for instant in timeline.completed_commits():
         if instant.action in actions and instant != last and timeline.completion_time(instant) >= last.timestamp:
             partitions.update(s.partition_path or "" for s in timeline.read_commit_metadata(instant).all_write_stats())
     return partitions
+
+
+def _left_out(table: HoodieTable, clustering: Instant) -> set[str]:
+    """The partitions a completed clustering's plan left out (missingSchedulePartitions), from its requested file:
+    `clustering` as 1.x writes it, or `replacecommit` when the table was upgraded from version 6 since."""
+    for action in (CLUSTERING, REPLACE_COMMIT):
+        requested = Instant(clustering.timestamp, action, REQUESTED)
+        if table.storage.exists(table.timeline.path_of(requested)):
+            plan = avro_models.clustering_plan(table.timeline.read_bytes(requested)) or {}
+            return set(plan.get("missingSchedulePartitions") or [])
+    return set()
 
 
 def schedule_clustering(storage: Storage | str, options: dict[str, Any] | None = None) -> str | None:

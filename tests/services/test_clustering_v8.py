@@ -248,3 +248,24 @@ def test_clean_removes_the_replaced_file_groups(tmp_path: Path, case: tuple[int,
     ours = table.read()
     assert id_to_ts(ours) == EXPECTED | {record_id(3): 3003}
     assert_reads_like_hudi_rs(ours, str(path))
+
+
+def test_partitions_left_out_by_the_group_limit_are_planned_next(tmp_path: Path) -> None:
+    """With max.num.groups=1 a plan takes one city and records the others in missingSchedulePartitions; the next
+    plans, with nothing written in between, take them up one by one, then nothing is left."""
+    path = tmp_path / "t"
+    table = Table(str(path))
+    for operation, ids in (("bulk_insert", range(6)), ("insert", range(6, 12))):
+        table.write(rows(list(ids), 1), cluster_options(operation, 8, COW))
+    one_group = {"hoodie.clustering.plan.strategy.max.num.groups": "1"}
+    seen = []
+    for left in (["chennai", "san_francisco"], ["san_francisco"], []):
+        (instant,) = table.cluster(one_group)
+        plan = avro_file(path / ".hoodie" / "timeline" / f"{instant}.clustering.requested")[1]["clusteringPlan"]
+        seen += [g["slices"][0]["partitionPath"] for g in plan["inputGroups"]]
+        assert plan["missingSchedulePartitions"] == left
+    assert seen == ["amsterdam", "chennai", "san_francisco"]
+    assert table.cluster(one_group) == []
+    ours = table.read()
+    assert id_to_ts(ours) == {record_id(i): 1000 + i for i in range(12)}
+    assert_reads_like_hudi_rs(ours, str(path))
