@@ -9,6 +9,8 @@
   them again, and hudi-rs reads what pyhudi reads.
 * A pyhudi clustering interrupted after its inflight file (a data file written) is rolled back and run again by
   Apache Hudi's `run_clustering`; the rows stay the same.
+* With `hoodie.clustering.plan.strategy.max.num.groups=1`, Apache Hudi's `run_clustering` and pyhudi plan the
+  same city each time and leave the same others in `missingSchedulePartitions`, until none is left.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from support.faults import FaultInjectingStorage, InjectedCrash
 from support.oracles import assert_reads_like_hudi_rs
 from support.v8_clustering import (
     CASES,
+    COW,
     EXPECTED,
     MOR,
     STEPS,
@@ -100,6 +103,21 @@ def interrupted_side(root: Path, steps: list[dict[str, Any]], out: dict[str, Any
               {"op": "read", "path": str(path), "query": "snapshot"}]
 
 
+ONE_GROUP = {"hoodie.clustering.plan.strategy.max.num.groups": "1"}
+
+
+def one_group_side(root: Path, steps: list[dict[str, Any]], out: dict[str, Any]) -> None:
+    """Two writes (two file groups per city), then four clusterings of at most one group, by Apache Hudi."""
+    path = root / "one_group"
+    out["one_group"] = {"path": path, "first": len(steps)}
+    for index, (operation, ids) in enumerate((("bulk_insert", range(6)), ("insert", range(6, 12)))):
+        steps.append({"op": "write", "path": str(path), "data": rows(list(ids), 1),
+                      "mode": "overwrite" if index == 0 else "append",
+                      "options": apache_options(operation, 8, COW)})
+    options = ",".join(f"{k}={v}" for k, v in ONE_GROUP.items())
+    steps += [{"op": "sql", "sql": f"CALL run_clustering(path => '{path}', options => '{options}')"}] * 4
+
+
 @pytest.fixture(scope="module")
 def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("v8_clustering")
@@ -108,6 +126,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     pyhudi_side(root, steps, out)
     apache_side(root, steps, out)
     interrupted_side(root, steps, out)
+    one_group_side(root, steps, out)
     out["results"] = run_apache_hudi("1.2.0", steps, root / "apache", CALL_TIMEOUT_SECONDS)
     return out
 
@@ -200,3 +219,25 @@ def test_apache_hudi_finishes_pyhudi_interrupted_clustering(judged: dict[str, An
     ours = Table(str(path)).read()
     assert rows_of(ours) == rows_of(result(judged, "interrupted", 1))
     assert_reads_like_hudi_rs(ours, str(path))
+
+
+def planned(root: Path) -> list[tuple[list[str], list[str]]]:
+    """(cities planned, missingSchedulePartitions as a sorted list) of every clustering plan, oldest first."""
+    plans = [avro_file(p)[1]["clusteringPlan"] for p in sorted((root / ".hoodie" / "timeline").glob("*.requested"))
+             if p.name.endswith(".clustering.requested")]
+    return [([g["slices"][0]["partitionPath"] for g in plan["inputGroups"]], sorted(plan["missingSchedulePartitions"]))
+            for plan in plans]
+
+
+def test_partitions_left_out_are_planned_next_as_apache_hudi_does(judged: dict[str, Any], tmp_path: Path) -> None:
+    theirs = planned(judged["one_group"]["path"])
+    assert theirs == [(["amsterdam"], ["chennai", "san_francisco"]), (["chennai"], ["san_francisco"]),
+                      (["san_francisco"], [])]
+    table = Table(str(tmp_path / "t"))
+    for operation, ids in (("bulk_insert", range(6)), ("insert", range(6, 12))):
+        table.write(rows(list(ids), 1), cluster_options(operation, 8, COW))
+    for _ in range(4):
+        table.cluster(ONE_GROUP)
+    assert planned(tmp_path / "t") == theirs
+    everything = {record_id(i): 1000 + i for i in range(12)}
+    assert id_to_ts(table.read()) == id_to_ts(Table(str(judged["one_group"]["path"])).read()) == everything
