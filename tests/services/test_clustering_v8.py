@@ -3,7 +3,8 @@
 * pyhudi clusters a v8 and a v9 copy-on-write table and a v8 merge-on-read table inline: the clustering is a
   `clustering` instant (`.clustering.requested` the Avro plan with 1.x's fields, `.clustering.inflight` empty)
   completed as `<t>_<c>.replacecommit` (operation CLUSTER), its write stats null where Apache Hudi's are; pyhudi
-  and hudi-rs read the expected rows; an incremental query over the clustering alone returns nothing.
+  and hudi-rs read the expected rows; an incremental query over the clustering alone returns nothing (pyhudi's
+  and hudi-rs's).
 * While a clustering is pending, a merge-on-read update of a planned file group is refused (Hudi's default
   reject strategy); with the allow strategy the update, completed after the clustering was requested, wins and
   the clustering is rolled back (Apache Hudi 1.2.0 would complete it and lose the update).
@@ -18,7 +19,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
+from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder
 from support.faults import FaultInjectingStorage, InjectedCrash
 from support.oracles import assert_reads_like_hudi_rs
 from support.v8_clustering import (
@@ -126,6 +129,14 @@ def test_incremental_over_the_clustering_returns_nothing_of_it(clustered: dict[s
     assert incremental(table, before, clustering[1]) == {}
     assert incremental(table, "000", clustering[1]) == EXPECTED
     assert incremental(table, before) == {}
+    assert hudi_rs_incremental(root, before, clustering[1]) == {}
+    assert hudi_rs_incremental(root, "000", clustering[1]) == EXPECTED
+
+
+def hudi_rs_incremental(root: Path, begin: str, end: str) -> dict[str, int]:
+    options = HudiReadOptions().with_query_type(HudiQueryType.Incremental).with_start_timestamp(begin)
+    batches = HudiTableBuilder.from_base_uri(str(root)).build().read(options.with_end_timestamp(end))
+    return id_to_ts(pa.Table.from_batches(batches)) if batches else {}
 
 
 @pytest.mark.parametrize("version", [8, 9])
