@@ -92,7 +92,11 @@ def test_plan_inflight_and_replacecommit_records(clustered: dict[str, Any]) -> N
     assert len(logs) == (0 if clustered["type"] == COW else 3)  # the upsert's logs of ids 0, 1, 7
     assert timeline_file(root, ".clustering.inflight").read_bytes() == b""
     schema, done = avro_file(timeline_file(root, ".replacecommit"))
-    assert schema["name"] == "HoodieReplaceCommitMetadata"
+    assert schema == json.loads(avro_models.schema_json("HoodieReplaceCommitMetadata", 2))
+    assert (schema["name"], [f["name"] for f in schema["fields"]]) == (
+        "HoodieReplaceCommitMetadata", ["partitionToWriteStats", "compacted", "extraMetadata", "version",
+                                        "operationType", "partitionToReplaceFileIds"])
+    assert list(done["extraMetadata"]) == ["schema"]
     assert (done["operationType"], done["compacted"], done["version"]) == ("CLUSTER", False, None)
     planned = {p: sorted(s["fileId"] for g in groups for s in g["slices"] if s["partitionPath"] == p)
                for p in ("amsterdam", "chennai", "san_francisco")}
