@@ -28,7 +28,9 @@ from support.v8_clustering import (
     CASES,
     COW,
     EXPECTED,
+    INLINE,
     MOR,
+    STEPS,
     avro_file,
     case_id,
     cluster_options,
@@ -283,4 +285,30 @@ def test_partitions_left_out_by_the_group_limit_are_planned_next(tmp_path: Path)
     assert table.cluster(one_group) == []
     ours = table.read()
     assert id_to_ts(ours) == {record_id(i): 1000 + i for i in range(12)}
+    assert_reads_like_hudi_rs(ours, str(path))
+
+
+@pytest.mark.parametrize("case", [(9, COW), (8, MOR)], ids=case_id)
+def test_write_with_inline_clustering_finishes_an_interrupted_one(tmp_path: Path, case: tuple[int, str]) -> None:
+    """An inline clustering that died after its first data file: the next write with hoodie.clustering.inline
+    first rolls the attempt back and runs the clustering from its plan, so its update of a planned file group
+    is not refused."""
+    version, table_type = case
+    path = tmp_path / "t"
+    table = Table(str(path))
+    for operation, ids, data_version, _ in STEPS:
+        table.write(rows(ids, data_version), cluster_options(operation, version, table_type))
+    storage = FaultInjectingStorage(str(path), crash_at=6)
+    with pytest.raises(InjectedCrash):
+        cluster(storage)
+    crashed = storage.mutations[0].split("/")[-1].split(".")[0]
+    assert storage.mutations[:2] == [f"create .hoodie/timeline/{crashed}.clustering.requested",
+                                     f"create .hoodie/timeline/{crashed}.clustering.inflight"]
+    table.write(rows([0], 5), cluster_options("upsert", version, table_type, **INLINE))
+    timeline = sorted(p.name for p in (path / ".hoodie" / "timeline").iterdir())
+    completed = [n for n in timeline if n.startswith(f"{crashed}_")]
+    assert len(completed) == 1 and completed[0].endswith(".replacecommit")
+    assert sum(n.endswith(".rollback") for n in timeline) == 1
+    ours = table.read()
+    assert id_to_ts(ours) == EXPECTED | {record_id(0): 5000}
     assert_reads_like_hudi_rs(ours, str(path))
