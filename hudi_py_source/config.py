@@ -464,6 +464,10 @@ CLUSTERING_SINGLE_GROUP = define("hoodie.clustering.plan.strategy.single.group.c
 CLUSTERING_ROLLBACK_ON_CONFLICT = define(
     "hoodie.clustering.rollback.pending.replacecommit.on.conflict", False, bool,
     "With the allow-update strategy, roll back a pending clustering whose file groups a write updates.")
+INCREMENTAL_TABLE_SERVICES = define(
+    "hoodie.table.services.incremental.enabled", True, bool,
+    "Hudi 1.x: on table versions 8 and 9 a clustering plans only the partitions written since the last one "
+    "(and those it left out); the first one plans every partition. Not read on version 6 (Hudi 0.x).")
 
 # --- commit callbacks ----------------------------------------------------------------------------
 HTTP_CALLBACK_CLASS = "org.apache.hudi.callback.impl.HoodieWriteCommitHttpCallback"

@@ -4,7 +4,10 @@ Scheduling is Hudi 0.14's SparkSizeBasedClusteringPlanStrategy: per partition, t
 file is below the small-file limit (a log-only slice counts as size 0 there, as hoodie.parquet.max.file.size
 when grouping) and that no pending compaction or clustering holds, largest first, cut into groups of at most
 max.bytes.per.group; the partition's last group needs two slices unless single-group clustering is on (its
-default). The plan is `<t>.replacecommit.requested`: Avro HoodieRequestedReplaceMetadata, operation CLUSTER.
+default). The plan is Avro HoodieRequestedReplaceMetadata, operation CLUSTER: `<t>.replacecommit.requested` on
+table version 6, `<t>.clustering.requested` on 8 and 9 (timeline layout 2, whose plan adds
+missingSchedulePartitions), where the clustering's inflight file is empty and it completes as
+`<t>_<completion>.replacecommit`, as Hudi 1.x writes it.
 
 Executing (SparkSortAndSizeExecutionStrategy) reads each group's slices as a snapshot does (merge-on-read:
 base merged with logs), sorts by the plan's sort columns, writes `numOutputFileGroups` new file groups and
@@ -12,7 +15,9 @@ completes `<t>.replacecommit` whose partitionToReplaceFileIds names the input gr
 skip them (clean removes them later). Records keep their commit time and sequence number, so incremental
 queries do not return them again. Until completion the input groups stay live, so writers must not give them
 inserts, and updates to them follow hoodie.clustering.updates.strategy: rejected (the default), or allowed,
-in which case the clustering, rewriting what the plan saw, must not complete over them.
+in which case the clustering, rewriting what the plan saw, must not complete over them. (Apache Hudi 1.2.0
+completes it and the update is lost, also a merge-on-read delta commit that completed after the clustering was
+requested: the replaced file group goes whole, logs and all. pyhudi rolls the clustering back instead.)
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from ..config import (
     CLUSTERING_SORT_COLUMNS,
     CLUSTERING_TARGET_FILE_MAX_BYTES,
     CLUSTERING_UPDATES_STRATEGY,
+    INCREMENTAL_TABLE_SERVICES,
     INDEX_TYPE,
     MERGE_MAX_MEMORY,
     PARQUET_MAX_FILE_SIZE,
@@ -60,10 +66,9 @@ from ..table.file_names import make_base_file_name, new_file_id, write_token
 from ..table.fs_view import FileSlice, FileSystemView
 from ..table.hoodie_table import HoodieTable
 from ..table.properties import refuse_metadata_table
-from ..table.table_version import refuse_on_layout_2
 from ..timeline import avro_models
 from ..timeline.commit_metadata import WriteStat
-from ..timeline.instant import REPLACE_COMMIT, Instant
+from ..timeline.instant import CLUSTERING, COMMIT, DELTA_COMMIT, REPLACE_COMMIT, REQUESTED, Instant
 from ..timeline.service_plans import pending_clustering_file_groups, pending_compaction_file_groups
 from ..write.base_files import base_file_write_stat, base_file_writer
 from ..write.clustering_updates import ALLOW_UPDATES
@@ -170,7 +175,10 @@ def _slice_record(storage: Storage, file_slice: FileSlice) -> dict[str, Any]:
             "bootstrapFilePath": "", "version": 1}
 
 
-def _plan_record(storage: Storage, cfg: HoodieConfig, groups: list[tuple[list[FileSlice], int]]) -> dict[str, Any]:
+def _plan_record(storage: Storage, cfg: HoodieConfig, groups: list[tuple[list[FileSlice], int]],
+                 layout: int, missing: list[str]) -> dict[str, Any]:
+    """HoodieRequestedReplaceMetadata as Hudi writes it; 1.x (layout 2) adds `missingSchedulePartitions` to the
+    plan: the partitions whose groups the group limit left out, which the next incremental plan takes up."""
     sort_columns = cfg.get(CLUSTERING_SORT_COLUMNS)
     input_groups = [{"slices": [_slice_record(storage, s) for s in slices],
                      "metrics": slice_io_metrics(slices, cfg.get(PARQUET_MAX_FILE_SIZE)),
@@ -181,6 +189,8 @@ def _plan_record(storage: Storage, cfg: HoodieConfig, groups: list[tuple[list[Fi
                 "version": 1}
     plan = {"inputGroups": input_groups, "strategy": strategy, "extraMetadata": {}, "version": 1,
             "preserveHoodieMetadata": cfg.get(CLUSTERING_PRESERVE_COMMIT_METADATA)}
+    if layout >= 2:
+        plan["missingSchedulePartitions"] = missing
     return {"operationType": CLUSTER, "clusteringPlan": plan, "extraMetadata": {}, "version": 1}
 
 
@@ -196,12 +206,44 @@ def _check_options(table: HoodieTable, cfg: HoodieConfig) -> None:
                                 f"table; columns: {', '.join(names)}")
 
 
+def _last_clustering(table: HoodieTable) -> Instant | None:
+    done = table.timeline.completed_commits()
+    return next((i for i in reversed(done) if i.action == REPLACE_COMMIT
+                 and table.timeline.read_commit_metadata(i).operation_type == CLUSTER), None)
+
+
 def commits_since_last_clustering(table: HoodieTable) -> int:
     """Completed commits, delta commits and replacecommits after the last completed clustering."""
-    done = table.timeline.completed_commits()
-    last = next((i.timestamp for i in reversed(done) if i.action == REPLACE_COMMIT
-                 and table.timeline.read_commit_metadata(i).operation_type == CLUSTER), "0")
-    return sum(1 for i in done if i.timestamp > last)
+    last = _last_clustering(table)
+    return sum(1 for i in table.timeline.completed_commits() if i.timestamp > (last.timestamp if last else "0"))
+
+
+def _incremental_partitions(table: HoodieTable, cfg: HoodieConfig) -> set[str] | None:
+    """Hudi 1.x's incremental table service (BaseTableServicePlanActionExecutor.getPartitions), on layout 2: the
+    partitions that writes completed since the last clustering was requested wrote (commits and replacecommits
+    on copy-on-write, delta commits and replacecommits on merge-on-read), with the partitions its plan left out.
+    None (every partition) before the first clustering, on layout 1 and with the option off."""
+    timeline = table.timeline
+    last = _last_clustering(table) if timeline.layout_version >= 2 and cfg.get(INCREMENTAL_TABLE_SERVICES) else None
+    if last is None:
+        return None
+    partitions = _left_out(table, last)
+    actions = {REPLACE_COMMIT, DELTA_COMMIT if table.props.table_type == "MERGE_ON_READ" else COMMIT}
+    for instant in timeline.completed_commits():
+        if instant.action in actions and instant != last and timeline.completion_time(instant) >= last.timestamp:
+            partitions.update(s.partition_path or "" for s in timeline.read_commit_metadata(instant).all_write_stats())
+    return partitions
+
+
+def _left_out(table: HoodieTable, clustering: Instant) -> set[str]:
+    """The partitions a completed clustering's plan left out (missingSchedulePartitions), from its requested file:
+    `clustering` as 1.x writes it, or `replacecommit` when the table was upgraded from version 6 since."""
+    for action in (CLUSTERING, REPLACE_COMMIT):
+        requested = Instant(clustering.timestamp, action, REQUESTED)
+        if table.storage.exists(table.timeline.path_of(requested)):
+            plan = avro_models.clustering_plan(table.timeline.read_bytes(requested)) or {}
+            return set(plan.get("missingSchedulePartitions") or [])
+    return set()
 
 
 def schedule_clustering(storage: Storage | str, options: dict[str, Any] | None = None) -> str | None:
@@ -213,11 +255,14 @@ def schedule_clustering(storage: Storage | str, options: dict[str, Any] | None =
 
 
 def _load(storage: Storage) -> HoodieTable:
-    """The table a clustering runs on, failed writes rolled back; version 8 and 9 tables are refused (their
-    pending clusterings are `clustering` instants, which pyhudi does not write yet)."""
-    table = HoodieTable.load(storage)
-    refuse_on_layout_2(table, "clustering")
-    return rollback_failed_writes(table)
+    """The table a clustering runs on, failed writes rolled back (a pending clustering is not one)."""
+    return rollback_failed_writes(HoodieTable.load(storage))
+
+
+def clustering_action(table: HoodieTable) -> str:
+    """The action of a pending clustering: a replacecommit on timeline layout 1, Hudi 1.x's own `clustering`
+    action on layout 2 (both complete as a replacecommit)."""
+    return CLUSTERING if table.timeline.layout_version >= 2 else REPLACE_COMMIT
 
 
 def _schedule(table: HoodieTable, cfg: HoodieConfig) -> str | None:
@@ -228,15 +273,20 @@ def _schedule(table: HoodieTable, cfg: HoodieConfig) -> str | None:
     busy = set(pending_compaction_file_groups(table.timeline)) | set(pending_clustering_file_groups(table.timeline))
     groups: list[tuple[list[FileSlice], int]] = []
     view = table.fs_view()
+    wanted = _incremental_partitions(table, cfg)
     for partition in view.partitions():
-        groups.extend(_partition_groups(_eligible(view, cfg, partition, busy), cfg))
-    groups = groups[:cfg.get(CLUSTERING_MAX_NUM_GROUPS)]
+        if wanted is None or partition in wanted:
+            groups.extend(_partition_groups(_eligible(view, cfg, partition, busy), cfg))
+    limit = cfg.get(CLUSTERING_MAX_NUM_GROUPS)
+    missing = sorted({slices[0].partition_path for slices, _ in groups[limit:]})
+    groups = groups[:limit]
     if not groups:
         return None
     instant_time = table.timeline.new_instant_time(table.props.timeline_timezone)
-    record = _plan_record(storage, cfg, groups)
-    table.timeline.create_requested(instant_time, REPLACE_COMMIT,
-                                    avro_models.serialize("HoodieRequestedReplaceMetadata", record))
+    layout = table.timeline.layout_version
+    record = _plan_record(storage, cfg, groups, layout, missing)
+    table.timeline.create_requested(instant_time, clustering_action(table),
+                                    avro_models.serialize("HoodieRequestedReplaceMetadata", record, layout=layout))
     LOG.info("scheduled clustering %s of %d group(s)", instant_time, len(groups))
     return instant_time
 
@@ -430,7 +480,8 @@ def _run(table: HoodieTable, options: dict[str, Any] | None) -> list[str]:
 def cluster_inline(storage: Storage, cfg: HoodieConfig) -> str | None:
     """After a commit (BaseHoodieTableServiceClient.runTableServicesInline): with hoodie.clustering.inline run
     pending clusterings, then schedule one when inline.max.commits commits passed and run it; with only
-    schedule.inline, schedule one when no replacecommit is pending. Returns the instant scheduled."""
+    schedule.inline, schedule one when no clustering (replacecommit on layout 1) is pending. Returns the
+    instant scheduled."""
     if cfg.get(CLUSTERING_INLINE):
         run_clustering(storage, cfg.as_dict())
         scheduled = schedule_clustering(storage, cfg.as_dict())
@@ -438,7 +489,7 @@ def cluster_inline(storage: Storage, cfg: HoodieConfig) -> str | None:
             execute_clustering(storage, scheduled, cfg.as_dict())
         return scheduled
     if cfg.get(CLUSTERING_SCHEDULE_INLINE):
-        timeline = HoodieTable.load(storage).timeline
-        if not any(i.action == REPLACE_COMMIT for i in timeline.pending()):
+        table = HoodieTable.load(storage)
+        if not any(i.action == clustering_action(table) for i in table.timeline.pending()):
             return schedule_clustering(storage, cfg.as_dict())
     return None

@@ -100,14 +100,15 @@ def _operation(file_slice: FileSlice) -> CompactionOperation:
 def slice_io_metrics(slices: list[FileSlice], default_base_bytes: int) -> dict[str, float]:
     """Hudi's FileSliceMetricUtils, for a compaction operation (one slice) or a clustering group: IO in
     whole MB as FSUtils.getSizeInMB truncates it (a compaction plan's IO bound adds up TOTAL_IO_MB), a
-    slice without a base file charged a full-size base to write."""
+    slice without a base file charged a full-size base to write. Keys in the order Java's HashMap writes them
+    (Apache Hudi 1.2.0's clustering plans)."""
     log_bytes = sum(log.size for s in slices for log in s.log_files)
     base_bytes = [s.base_file.size if s.base_file is not None else 0 for s in slices]
     read_mb = (sum(base_bytes) + log_bytes) // _MB
     write_mb = sum(b if b > 0 else default_base_bytes for b in base_bytes) // _MB
-    return {"TOTAL_IO_READ_MB": float(read_mb), "TOTAL_IO_WRITE_MB": float(write_mb),
-            "TOTAL_IO_MB": float(read_mb + write_mb), "TOTAL_LOG_FILES_SIZE": float(log_bytes),
-            "TOTAL_LOG_FILES": float(sum(len(s.log_files) for s in slices))}
+    return {"TOTAL_LOG_FILES": float(sum(len(s.log_files) for s in slices)), "TOTAL_IO_MB": float(read_mb + write_mb),
+            "TOTAL_IO_READ_MB": float(read_mb), "TOTAL_LOG_FILES_SIZE": float(log_bytes),
+            "TOTAL_IO_WRITE_MB": float(write_mb)}
 
 
 def _select(table: HoodieTable, cfg: HoodieConfig) -> list[tuple[CompactionOperation, dict[str, float]]]:

@@ -23,7 +23,7 @@ import pytest
 from support.oracles import assert_reads_like_hudi_rs, hudi_rs_read
 from support.v8_writes import CITIES, HISTORY, VERSIONS, Step, id_to_ts, options, record_id, rows
 
-from hudi_py_source import HoodieConfigError, HoodieUnsupportedError, Table
+from hudi_py_source import HoodieConfigError, Table
 from hudi_py_source.table.properties import parse_properties
 from hudi_py_source.write.client import abort_write, start_write, write_task
 
@@ -308,15 +308,10 @@ def test_inline_archival_moves_instants_into_the_lsm_timeline(tmp_path: Path, ve
     assert_reads_like_hudi_rs(table.read(), str(path))
 
 
-@pytest.mark.parametrize("service", ["cluster", "archive_due"])
-def test_services_not_run_on_layout_2_refused(tmp_path: Path, service: str) -> None:
+def test_archival_with_nothing_due_changes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "t"
     table = Table(str(path))
     table.write(rows(range(3), 1), options("insert", 9), "overwrite")
     before = _snapshot(str(path))
-    if service == "cluster":
-        with pytest.raises(HoodieUnsupportedError, match="clustering on table version 9"):
-            table.cluster()
-    else:
-        assert table.archive() == []
+    assert table.archive() == []
     assert _snapshot(str(path)) == before
