@@ -17,6 +17,7 @@ from .properties import (
     KEYGEN_CLASS_BY_TYPE,
     KEYGEN_TYPE,
     LAYOUT_VERSION,
+    MERGER_STRATEGY,
     ORDERING_FIELDS,
     PAYLOAD_CLASS,
     PRECOMBINE_FIELD,
@@ -67,6 +68,13 @@ class ChangeSet:
         return out
 
 
+def _put_strategy(changes: ChangeSet, strategy: str) -> None:
+    """The merge strategy id, with its alternative key `hoodie.compaction.record.merger.strategy`: Hudi writes every
+    key it adds under its alternatives too (UpgradeDowngrade.run), and removes only the main key later."""
+    changes.put(MERGE_STRATEGY_ID, strategy)
+    changes.put(MERGER_STRATEGY, strategy)
+
+
 def _set_version(changes: ChangeSet, version: int) -> None:
     changes.put(VERSION, str(version))
     changes.put(LAYOUT_VERSION, str(LAYOUT_OF_VERSION[version]))
@@ -83,7 +91,7 @@ def six_to_eight(props: Mapping[str, str], changes: ChangeSet, asked_mode: str |
     changes.put(INITIAL_VERSION, "6")
     changes.put(MERGE_MODE, mode)
     changes.put(PAYLOAD_CLASS, PAYLOAD_OF_MODE[mode])
-    changes.put(MERGE_STRATEGY_ID, STRATEGY_OF_MODE[mode])
+    _put_strategy(changes, STRATEGY_OF_MODE[mode])
     keygen = props.get(KEYGEN_CLASS)
     if keygen and keygen in _TYPE_OF_KEYGEN_CLASS:
         changes.put(KEYGEN_CLASS, keygen)
@@ -132,7 +140,7 @@ def eight_to_six(props: Mapping[str, str], changes: ChangeSet) -> None:
     if payload:
         changes.put(PAYLOAD_CLASS, payload)
     if mode in STRATEGY_OF_MODE:
-        changes.put(MERGE_STRATEGY_ID, STRATEGY_OF_MODE[mode])
+        _put_strategy(changes, STRATEGY_OF_MODE[mode])
     changes.remove(MERGE_MODE)
     key_type = (props.get(KEYGEN_TYPE) or "").upper()
     keygen = props.get(KEYGEN_CLASS) or KEYGEN_CLASS_BY_TYPE.get(key_type)
