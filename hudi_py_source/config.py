@@ -432,6 +432,9 @@ ARCHIVE_MERGE_SMALL_FILE_LIMIT = define("hoodie.archive.merge.small.file.limit.b
                                         "Archive files below this size are merged.", validate=_positive)
 ARCHIVE_MERGE_FILES_BATCH = define("hoodie.archive.merge.files.batch.size", 10, int,
                                    "Small archive files needed before a merge.", validate=_positive)
+TIMELINE_COMPACTION_BATCH = define("hoodie.timeline.compaction.batch.size", 10, int,
+                                   "Files of one LSM timeline level (table versions 8 and 9) merged into one file "
+                                   "of the next level.", validate=_positive)
 
 # --- clustering ----------------------------------------------------------------------------------
 CLUSTERING_INLINE = define("hoodie.clustering.inline", False, bool, "Cluster inline after N commits.")

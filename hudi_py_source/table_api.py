@@ -26,6 +26,7 @@ from .table.file_names import write_token
 from .table.hoodie_table import HoodieTable
 from .timeline.archived import ArchivedTimeline
 from .timeline.instant import Instant
+from .timeline.lsm_timeline import LSMArchivedTimeline, load_archived_timeline
 from .write.client import abort_write, commit_write, start_write, write_task
 
 Data: TypeAlias = pa.Table | pa.RecordBatch | Iterable[pa.RecordBatch]
@@ -124,9 +125,10 @@ class Table:
         the instant times archived, empty when nothing was due."""
         return archive(self.storage, options)
 
-    def archived_timeline(self) -> ArchivedTimeline:
-        """The archived timeline: `.instants`, `.completed_commits()` and `.commit_metadata(instant)`."""
-        return ArchivedTimeline.load(self.storage, self.hoodie_table().props.archive_folder)
+    def archived_timeline(self) -> ArchivedTimeline | LSMArchivedTimeline:
+        """The archived timeline (`.hoodie/archived` on version 6, the LSM timeline on 8 and 9): `.instants`,
+        `.completed_commits()` and `.commit_metadata(instant)`; on 8 and 9 the instants carry completion times."""
+        return load_archived_timeline(self.storage, self.hoodie_table().props)
 
     def archived_instants(self) -> list[Instant]:
         """Every archived instant state (requested, inflight, completed), in timeline order."""

@@ -43,9 +43,9 @@ from ..table.file_group_id import FileGroupId
 from ..table.file_names import parse_base_file_name, parse_log_file_name
 from ..table.fs_view import BaseFile, FileSlice, LogFile
 from ..table.hoodie_table import HoodieTable
-from ..timeline.archived import ArchivedTimeline
 from ..timeline.commit_metadata import CommitMetadata
 from ..timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
+from ..timeline.lsm_timeline import load_archived_timeline
 from .plan import ReadPlan, build_plan, full_schema, partition_matches
 from .predicates import Predicate, supports
 from .snapshot import plan_snapshot
@@ -68,8 +68,8 @@ class _Written:
 @dataclass(frozen=True)
 class _Range:
     """The commits a query reads: those placed in (begin, end]. On layout 2 an instant is placed at its
-    completion time (`completion`: requested time -> completion time; one it lacks, archived, at its own time,
-    as Hudi 1.x places archived instants); on layout 1 (`completion` None) at its instant time. Begin is "" for
+    completion time (`completion`: requested time -> completion time, which the LSM timeline keeps for archived
+    instants too); on layout 1 (`completion` None) at its instant time. Begin is "" for
     `earliest`."""
 
     begin: str
@@ -114,7 +114,7 @@ def completed_commits(table: HoodieTable, begin: str | None = None) -> list[tupl
     start = table.timeline.timeline_start()
     if begin is not None and start is not None and begin >= start:
         return active
-    archived = ArchivedTimeline.load(table.storage, table.props.archive_folder)
+    archived = load_archived_timeline(table.storage, table.props)
     seen = {i.timestamp for i, _ in active}
     older = [(i, archived.commit_metadata(i)) for i in archived.completed_commits()
              if i.action in _WRITE_ACTIONS and i.timestamp not in seen]
@@ -132,7 +132,7 @@ def _completion_range(table: HoodieTable, cfg: HoodieConfig, begin: str,
                       commits: list[tuple[Instant, CommitMetadata]]) -> _Range:
     """Layout 2: a range of completion times, ending at the last completion unless the end option says otherwise;
     an end before the begin is a mistake in the options, not an empty range."""
-    completion = {i.timestamp: table.timeline.completion_time(i) for i, _ in commits}
+    completion = {i.timestamp: i.completion_time or table.timeline.completion_time(i) for i, _ in commits}
     option = cfg.get(READ_END_INSTANT)
     if not option:
         return _Range(begin, max(completion.values(), default=begin), completion)

@@ -1,6 +1,6 @@
 """Archival: move old instants from the active timeline into the archived timeline (J6 HoodieTimelineArchiver).
 
-Which instants go (J6 0.14 rules):
+Which instants go (J6 0.14 rules; table versions 8 and 9 differ for cleans, see the end):
 * completed write commits, once more than hoodie.keep.max.commits are active, oldest first down to
   hoodie.keep.min.commits, never reaching: the completed commit before the earliest pending write or table
   service (or that pending instant), the first completed savepoint (with hoodie.archive.beyond.savepoint
@@ -31,6 +31,13 @@ rerun that does not see it, e.g. a concurrent archiver) never shows an instant t
 Merging small archive files (hoodie.archive.merge.enable) is planned in `mergeArchivePlan`, written as a
 new file, then the sources are deleted, then the plan; a plan found at the start of a run is finished or
 undone (J6 verifyLastMergeArchiveFilesIfNecessary).
+Table versions 8 and 9 (timeline layout 2) archive into the LSM timeline (timeline/lsm_timeline.py), choosing
+as Hudi 1.x's TimelineArchiverV2 does: the same commits (by requested time, beyond keep.max down to keep.min,
+within the same bounds), but cleans and rollbacks only when requested before the newest commit that goes,
+never by their own count. The chosen instants become one row each (completed file as metadata, plan) in a new
+level-0 file; the deletions of step 2 start only once `_version_` names the manifest listing that file, and a
+run that died after it deletes the leftovers first (step 3, against the published snapshot). Then the LSM
+timeline is compacted (hoodie.timeline.compaction.batch.size) and cleaned.
 """
 
 from __future__ import annotations
@@ -52,9 +59,10 @@ from ..config import (
     COMPACT_TRIGGER_STRATEGY,
     KEEP_MAX_COMMITS,
     KEEP_MIN_COMMITS,
+    TIMELINE_COMPACTION_BATCH,
     HoodieConfig,
 )
-from ..errors import HoodieConfigError, HoodieTimelineError, HoodieUnsupportedError
+from ..errors import HoodieConfigError, HoodieTimelineError
 from ..io.log_blocks import BlockType
 from ..io.log_format import iter_log_blocks, write_log_file
 from ..storage import FileInfo, Storage
@@ -74,10 +82,15 @@ from ..timeline.archived import (
 )
 from ..timeline.instant import (
     CLEAN,
+    CLUSTERING,
     COMMIT,
+    COMPACTION,
     COMPLETED,
     DELTA_COMMIT,
+    INFLIGHT,
+    LOG_COMPACTION,
     REPLACE_COMMIT,
+    REQUESTED,
     ROLLBACK,
     SAVEPOINT,
     Instant,
@@ -85,6 +98,13 @@ from ..timeline.instant import (
     format_instant_time,
     parse_instant_file_name,
     parse_instant_time,
+)
+from ..timeline.lsm_timeline import (
+    LSMInstant,
+    compact_and_clean,
+    read_archived_keys,
+    table_history_folder,
+    write_archived_instants,
 )
 from ..write.markers import WriteMarkers
 from .clean import cleaner_policy, earliest_commit_to_retain
@@ -215,10 +235,22 @@ def _cleans_to_archive(timeline: ActiveTimeline, low: int, high: int) -> list[In
     return out
 
 
+def _cleans_before(timeline: ActiveTimeline, commits: list[Instant]) -> list[Instant]:
+    """Layout 2 (TimelineArchiverV2): every completed clean and rollback requested before the newest commit
+    archived, and none while no commit goes."""
+    if not commits:
+        return []
+    last = commits[-1].timestamp
+    return [i for i in timeline.completed() if i.action in (CLEAN, ROLLBACK) and i.timestamp < last]
+
+
 def instants_to_archive(table: HoodieTable, cfg: HoodieConfig) -> list[Instant]:
     """The completed instants the next archival moves, in timeline order."""
     low, high = archival_bounds(table, cfg)
-    return sorted(_cleans_to_archive(table.timeline, low, high) + _commits_to_archive(table, cfg, low, high))
+    commits = _commits_to_archive(table, cfg, low, high)
+    if table.props.layout_version >= 2:
+        return sorted(commits + _cleans_before(table.timeline, commits))
+    return sorted(_cleans_to_archive(table.timeline, low, high) + commits)
 
 
 # --- writing and deleting ----------------------------------------------------------------------
@@ -269,15 +301,29 @@ def _finish_interrupted(table: HoodieTable, existing: list[tuple[int, FileInfo]]
     """Delete the still-active files of instants the newest archive file (of `existing`) holds as completed."""
     if not existing:
         return []
-    storage = table.storage
-    archived = {_key(e.instant) for e in read_archive_file(storage, existing[-1][1].path)
+    archived = {_key(e.instant) for e in read_archive_file(table.storage, existing[-1][1].path)
                 if e.instant.state == COMPLETED}
+    return _delete_leftovers(table, archived, existing[-1][1].path)
+
+
+def _delete_leftovers(table: HoodieTable, archived: set[Key], where: str) -> list[str]:
+    """Delete the still-active files of instants already archived (in `where`): a run that died after writing
+    the archive and before (or while) deleting them. Returns their instant times."""
     leftovers = state_files(table.timeline, archived)
     if leftovers:
         log.warning("finishing an interrupted archival: deleting %d timeline files already archived in %s",
-                    len(leftovers), existing[-1][1].path)
-        delete_archived_instant_files(storage, leftovers)
+                    len(leftovers), where)
+        delete_archived_instant_files(table.storage, leftovers)
     return sorted({i.timestamp for i, _ in leftovers})
+
+
+def _choose(table: HoodieTable, cfg: HoodieConfig,
+            finished: list[str]) -> tuple[list[Instant], list[tuple[Instant, FileInfo]]]:
+    """The instants to archive and their timeline files, on the timeline as an interrupted run's cleanup left it."""
+    if finished:
+        table = table.reload()
+    chosen = instants_to_archive(table, cfg)
+    return chosen, state_files(table.timeline, {_key(i) for i in chosen})
 
 
 # --- merging small archive files -----------------------------------------------------------------
@@ -355,21 +401,16 @@ def archive(storage: Storage, options: dict[str, Any] | HoodieConfig | None = No
     validate_archival_config(cfg)
     table = HoodieTable.load(storage)
     if table.props.layout_version >= 2:
-        _refuse_on_layout_2(table, instants_to_archive(table, cfg))
-        return []
+        return _archive_into_lsm(table, cfg)
     folder = archive_folder(table.props.archive_folder)
     merge = cfg.get(ARCHIVE_MERGE_ENABLE)
     if merge:
         _finish_last_merge(storage, folder)
     existing = list_archive_files(storage, folder)
     finished = _finish_interrupted(table, existing)
-    if finished:
-        table = table.reload()
-    chosen = instants_to_archive(table, cfg)
-    files = state_files(table.timeline, {_key(i) for i in chosen})
+    chosen, files = _choose(table, cfg, finished)
     if files:
-        for timestamp in sorted({i.timestamp for i in chosen}):
-            WriteMarkers(storage, timestamp).delete_all()
+        _delete_markers(storage, chosen)
         write_archive_file(storage, folder, files, cfg.get(ARCHIVAL_BATCH), table.props.timeline_timezone,
                            existing[-1][0] + 1 if existing else 1)
         delete_archived_instant_files(storage, files)
@@ -378,23 +419,9 @@ def archive(storage: Storage, options: dict[str, Any] | HoodieConfig | None = No
     return sorted(set(finished) | {i.timestamp for i in chosen})
 
 
-def _refuse_on_layout_2(table: HoodieTable, due: list[Instant]) -> None:
-    """Version 8 and 9 tables archive into an LSM timeline (`.hoodie/timeline/history/`), which pyhudi does not
-    write yet. With nothing due there is nothing to refuse: the active timeline simply stays as it is."""
-    if due:
-        raise HoodieUnsupportedError(
-            f"archival of {table.storage.base_url} is due ({len(due)} instant(s) from {due[0].timestamp}), but pyhudi "
-            f"does not write the LSM timeline of table version {table.props.version} yet; nothing was archived. Set "
-            f"{ARCHIVE_AUTOMATIC.key}=false to write on (the active timeline then keeps every instant, which "
-            "readers handle), or archive with Apache Hudi 1.x",
-            feature=f"archival on table version {table.props.version}", path=table.storage.base_url)
-
-
-def refuse_archival_due(table: HoodieTable, cfg: HoodieConfig) -> None:
-    """Before a write to a version 8 or 9 table with hoodie.archive.automatic: refuse it while archival is due,
-    which pyhudi could only refuse after the write's commit."""
-    if table.props.layout_version >= 2 and cfg.get(ARCHIVE_AUTOMATIC):
-        _refuse_on_layout_2(table, instants_to_archive(table, cfg))
+def _delete_markers(storage: Storage, chosen: list[Instant]) -> None:
+    for timestamp in sorted({i.timestamp for i in chosen}):
+        WriteMarkers(storage, timestamp).delete_all()
 
 
 def archive_inline(storage: Storage, cfg: HoodieConfig) -> list[str]:
@@ -402,3 +429,63 @@ def archive_inline(storage: Storage, cfg: HoodieConfig) -> list[str]:
     if not cfg.get(ARCHIVE_AUTOMATIC):
         return []
     return archive(storage, cfg)
+
+
+# --- table versions 8 and 9: the LSM timeline (TimelineArchiverV2) --------------------------------
+
+
+def _plan_bytes(storage: Storage, states: dict[str, FileInfo], pending_action: str) -> bytes | None:
+    """What Hudi keeps as an archived instant's plan (MetadataConversionUtils.createLSMTimelineInstant): a clean's
+    plan, a compaction's plan, a replacecommit's or clustering's requested metadata, replaced by its inflight
+    metadata when that file is not empty."""
+    if pending_action == CLEAN:
+        pending = states.get(REQUESTED) or states.get(INFLIGHT)
+        return storage.read_bytes(pending.path) or None if pending else None
+    if pending_action in (COMPACTION, LOG_COMPACTION):
+        requested = states.get(REQUESTED)
+        return storage.read_bytes(requested.path) or None if requested else None
+    if pending_action not in (REPLACE_COMMIT, CLUSTERING):
+        return None
+    plan = None
+    for state in (REQUESTED, INFLIGHT):
+        info = states.get(state)
+        data = storage.read_bytes(info.path) if info else b""
+        plan = data or plan
+    return plan
+
+
+def lsm_instants(storage: Storage, files: list[tuple[Instant, FileInfo]]) -> list[LSMInstant]:
+    """One LSM row per completed instant of `files` (its requested, inflight and completed files)."""
+    groups: dict[Key, dict[str, tuple[Instant, FileInfo]]] = {}
+    for instant, info in files:
+        groups.setdefault(_key(instant), {})[instant.state] = (instant, info)
+    out = []
+    for states in groups.values():
+        completed, info = states[COMPLETED]
+        pending = states.get(REQUESTED) or states.get(INFLIGHT)
+        plan = _plan_bytes(storage, {s: f for s, (_, f) in states.items()}, pending[0].action) if pending else None
+        out.append(LSMInstant(completed.timestamp, completed.completion_time, completed.action,
+                              storage.read_bytes(info.path) or None, plan))
+    return out
+
+
+def _finish_interrupted_lsm(table: HoodieTable, folder: str) -> list[str]:
+    """The instants the published LSM snapshot holds whose active files a crashed run left."""
+    archived = {(time, comparable_action(action)) for time, action in read_archived_keys(table.storage, folder)}
+    return _delete_leftovers(table, archived, folder)
+
+
+def _archive_into_lsm(table: HoodieTable, cfg: HoodieConfig) -> list[str]:
+    """Publish the chosen instants in a new LSM snapshot, then delete their active files (requested and inflight
+    first, completed oldest first), then compact and clean the LSM timeline. Until the snapshot is published the
+    active timeline is untouched; after it, a rerun finishes the deletions (`_finish_interrupted_lsm`)."""
+    storage = table.storage
+    folder = table_history_folder(table.props)
+    finished = _finish_interrupted_lsm(table, folder)
+    chosen, files = _choose(table, cfg, finished)
+    if files:
+        _delete_markers(storage, chosen)
+        write_archived_instants(storage, folder, lsm_instants(storage, files))
+        delete_archived_instant_files(storage, files)
+        compact_and_clean(storage, folder, cfg.get(TIMELINE_COMPACTION_BATCH))
+    return sorted(set(finished) | {i.timestamp for i in chosen})

@@ -41,7 +41,6 @@ from ..errors import HoodieConfigError, HoodieTableError
 from ..io.avro_schema import arrow_to_avro, create_schema_json, stored_schema, to_json
 from ..keygen import KeyGenerator, key_generator
 from ..merge.payload import DEFAULT_PAYLOAD
-from ..services.archival import refuse_archival_due
 from ..services.upgrade import upgrade_table
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable, ensure_not_foreign, table_exists
@@ -281,7 +280,6 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
     if table is not None:
         refuse_metadata_table(storage, "a write", table.props)
         _check_against_table(table.props, cfg)
-        refuse_archival_due(table, cfg)
     validate_post_commit(cfg)
     operation = operation_for(how, cfg.get(OPERATION), exists)
     _validate_new_write(cfg, operation, data_schema)

@@ -290,18 +290,21 @@ def test_commit_time_ordering_without_ordering_field(tmp_path: Path, version: in
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_archival_due_refused_before_writing(tmp_path: Path, version: int) -> None:
+def test_inline_archival_moves_instants_into_the_lsm_timeline(tmp_path: Path, version: int) -> None:
+    """Six upserts with keep.min/max 2/3: the active timeline keeps the last two commits, the LSM timeline holds
+    the others, and pyhudi and hudi-rs read the same snapshot."""
     path = tmp_path / "t"
     keep = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
     table = Table(str(path))
-    with pytest.raises(HoodieUnsupportedError, match="LSM timeline"):
-        for i in range(6):
-            table.write(rows([i], i + 1), options("upsert", version, **keep), "overwrite" if i == 0 else "append")
-    before = _snapshot(str(path))
-    with pytest.raises(HoodieUnsupportedError, match="hoodie.archive.automatic=false"):
-        table.write(rows([9], 9), options("upsert", version, **keep))
-    assert _snapshot(str(path)) == before
-    table.write(rows([9], 9), options("upsert", version, **keep, **{"hoodie.archive.automatic": "false"}))
+    for i in range(6):
+        table.write(rows([i], i + 1), options("upsert", version, **keep), "overwrite" if i == 0 else "append")
+    commits = [name for name in (path / ".hoodie" / "timeline").iterdir() if name.suffix == ".commit"]
+    assert len(commits) == 2
+    archived = table.archived_timeline()
+    assert [i.action for i in archived.completed_commits()] == ["commit"] * 4
+    assert all(i.completion_time and i.completion_time > i.timestamp for i in archived.instants)
+    assert (path / ".hoodie" / "timeline" / "history" / "_version_").exists()
+    assert id_to_ts(table.read()) == {record_id(i): (i + 1) * 1000 + i for i in range(6)}
     assert_reads_like_hudi_rs(table.read(), str(path))
 
 
