@@ -7,10 +7,11 @@ Each run, whichever the direction:
    of every slice with log files (Hudi's rollbackFailedWritesAndCompact, which every step between 6, 8 and 9
    runs), so no log file is left whose slice the other version would attribute differently;
 3. when the timeline layout changes (6 to 8 or 9, and back), writes the target layout's files beside the
-   source's (timeline/layout_migration.py), never renaming;
+   source's (timeline/layout_migration.py), never renaming, and the archived timeline in the target form
+   (timeline/archive_migration.py: `.hoodie/archived` log files to the LSM timeline and back);
 4. publishes the new version by rewriting hoodie.properties (the backup protocol of table/properties.py): the
    single write that switches readers from one layout to the other, as Hudi writes hoodie.properties last;
-5. deletes the source layout's files.
+5. deletes the source layout's files and archived timeline.
 
 A crash before 4 leaves the table in its old version, read as before (the new layout's files are not read); a
 crash after it leaves the new version complete, with stale files of the old layout step 1 of the next run
@@ -23,14 +24,16 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..config import PAYLOAD_CLASS, WRITE_MERGE_MODE, WRITE_TABLE_VERSION, HoodieConfig
-from ..errors import HoodieConfigError, HoodieUnsupportedError
+from ..config import ARCHIVAL_BATCH, PAYLOAD_CLASS, WRITE_MERGE_MODE, WRITE_TABLE_VERSION, HoodieConfig
+from ..errors import HoodieConfigError
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable
 from ..table.properties import TableProperties, finish_interrupted_update, refuse_metadata_table
 from ..table.upgrade_properties import LAYOUT_OF_VERSION, property_changes
-from ..timeline.archived import archive_folder, list_archive_files
+from ..timeline.archive_migration import lsm_instants_of, write_layout_1_archive
+from ..timeline.archived import ArchivedTimeline, archive_folder, list_archive_files
 from ..timeline.layout_migration import MovedFile, instant_files, to_layout_1, to_layout_2
+from ..timeline.lsm_timeline import write_archived_instants
 from ..write.rollback import rollback_failed_writes
 from .compaction import compact, run_compaction
 
@@ -56,16 +59,12 @@ def _check_target(props: TableProperties, to_version: int, upgrade: bool) -> Non
             f"(hoodie.table.version); a higher version needs Table.upgrade({to_version})", key=WRITE_TABLE_VERSION.key)
 
 
-def _refuse_archived(storage: Storage, props: TableProperties) -> None:
-    """pyhudi does not convert an archived timeline between its two forms yet: refused before any change."""
-    folder = archive_folder(props.archive_folder) if props.layout_version < 2 else HISTORY_FOLDER
-    found = list_archive_files(storage, folder) if props.layout_version < 2 else [
-        info for info in storage.list(HISTORY_FOLDER) if not info.name.startswith(".")]
-    if found:
-        raise HoodieUnsupportedError(
-            f"{storage.base_url} has a non-empty archived timeline ({folder}); pyhudi does not convert it between "
-            f"table versions 6 and {8 if props.version == 6 else props.version} yet, so the table is unchanged",
-            feature="upgrade or downgrade of an archived timeline", path=storage.base_url)
+def _archive_files(storage: Storage, props: TableProperties, layout: int) -> list[str]:
+    """The files of the archived timeline in the form `layout` keeps it: layout 1's archive log files, layout 2's
+    LSM timeline (data files, manifests, version file)."""
+    if layout >= 2:
+        return [info.path for info in storage.list(HISTORY_FOLDER)]
+    return [info.path for _, info in list_archive_files(storage, archive_folder(props.archive_folder))]
 
 
 def _drop_stale_layout(storage: Storage, props: TableProperties) -> None:
@@ -73,6 +72,8 @@ def _drop_stale_layout(storage: Storage, props: TableProperties) -> None:
     stale_layout = 1 if props.layout_version >= 2 else 2
     for _, info in reversed(instant_files(storage, stale_layout)):
         storage.delete(info.path)
+    for path in _archive_files(storage, props, stale_layout):
+        storage.delete(path)
 
 
 def _rollback_and_compact(storage: Storage, options: dict[str, Any]) -> None:
@@ -91,10 +92,23 @@ def _write_layout(storage: Storage, moved: list[MovedFile]) -> None:
         storage.write_bytes(item.target, item.content)
 
 
-def _delete_sources(storage: Storage, moved: list[MovedFile]) -> None:
-    """Step 5: the source layout's files, newest first."""
+def _move_archive(storage: Storage, props: TableProperties, upgrade: bool, options: dict[str, Any]) -> None:
+    """Step 3 for the archived timeline: its target form written beside the source."""
+    if upgrade:
+        storage.makedirs(HISTORY_FOLDER)
+        write_archived_instants(storage, HISTORY_FOLDER,
+                                lsm_instants_of(ArchivedTimeline.load(storage, props.archive_folder)))
+        return
+    write_layout_1_archive(storage, HISTORY_FOLDER, archive_folder(props.archive_folder),
+                           HoodieConfig(options).get(ARCHIVAL_BATCH))
+
+
+def _delete_sources(storage: Storage, props: TableProperties, moved: list[MovedFile]) -> None:
+    """Step 5: the source layout's files, newest first, then its archived timeline."""
     for item in reversed(moved):
         storage.delete(item.source)
+    for path in _archive_files(storage, props, props.layout_version):
+        storage.delete(path)
 
 
 def migrate(storage: Storage, to_version: int, upgrade: bool, options: dict[str, Any] | None = None) -> int:
@@ -104,8 +118,6 @@ def migrate(storage: Storage, to_version: int, upgrade: bool, options: dict[str,
     _check_target(props, to_version, upgrade)
     refuse_metadata_table(storage, f"an {'upgrade' if upgrade else 'downgrade'}", props)
     layout_changes = LAYOUT_OF_VERSION[to_version] != props.layout_version
-    if layout_changes:
-        _refuse_archived(storage, props)
     finish_interrupted_update(storage)
     _drop_stale_layout(storage, props)
     if to_version == props.version:
@@ -115,14 +127,14 @@ def migrate(storage: Storage, to_version: int, upgrade: bool, options: dict[str,
     moved: list[MovedFile] = []
     if layout_changes:
         moved = to_layout_2(storage, props.timeline_timezone) if upgrade else to_layout_1(storage)
-        if upgrade:
-            storage.makedirs(HISTORY_FOLDER)
         _write_layout(storage, moved)
+        _move_archive(storage, props, upgrade, options)
     cfg = HoodieConfig(options)
     payload = cfg.get(PAYLOAD_CLASS) if cfg.is_set(PAYLOAD_CLASS) else None
     changes = property_changes(props, props.version, to_version, cfg.get(WRITE_MERGE_MODE), payload)
     props.update(storage, changes.changes, changes.deletes)
-    _delete_sources(storage, moved)
+    if layout_changes:
+        _delete_sources(storage, props, moved)
     LOG.info("%s moved from table version %d to %d", storage.base_url, props.version, to_version)
     return to_version
 

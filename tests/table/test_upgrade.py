@@ -28,8 +28,7 @@ from support.upgrade_tables import (
 )
 from support.v8_writes import rows
 
-from hudi_py_source import HoodieConfigError, HoodieUnsupportedError, Table
-from hudi_py_source.storage import Storage
+from hudi_py_source import HoodieConfigError, Table
 
 DEFAULT = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 OVERWRITE = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
@@ -268,18 +267,64 @@ def test_write_asking_a_lower_version_is_refused(tmp_path: Path, stages: dict[st
     assert _listing(path) == before
 
 
-def test_archived_timeline_is_refused_until_converted(tmp_path: Path) -> None:
-    path = tmp_path / "t"
+RETAIN = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
+
+
+@pytest.fixture(scope="module")
+def archived_v6(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A version 6 table whose archived timeline holds commits and cleans."""
+    path = tmp_path_factory.mktemp("archived") / "t"
     table = Table(str(path))
-    retain = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
-    table.write(rows([0, 1], 1), options("insert", COW, 6, **retain), "overwrite")
-    for version in range(2, 6):
-        table.write(rows([0], version), options("upsert", COW, **retain))
-    assert table.archived_instants()
-    before = _listing(path)
-    with pytest.raises(HoodieUnsupportedError) as raised:
-        table.upgrade(8)
-    assert str(raised.value) == (
-        f"{Storage(str(path)).base_url} has a non-empty archived timeline (.hoodie/archived); pyhudi does not convert "
-        "it between table versions 6 and 8 yet, so the table is unchanged")
-    assert _listing(path) == before
+    table.write(rows([0, 1], 1), options("insert", COW, 6, **RETAIN), "overwrite")
+    for version in range(2, 7):
+        table.write(rows([0], version), options("upsert", COW, **RETAIN))
+    return path
+
+
+def archived_completed(path: Path) -> list[tuple[str, str]]:
+    return [(i.timestamp, i.action) for i in Table(str(path)).archived_timeline().completed()]
+
+
+def archived_commit_files(path: Path) -> list[list[str]]:
+    timeline = Table(str(path)).archived_timeline()
+    return [sorted(s.path for s in timeline.commit_metadata(i).all_write_stats()) for i in timeline.completed_commits()]
+
+
+def test_archived_timeline_goes_to_lsm_and_back(tmp_path: Path, archived_v6: Path) -> None:
+    path = tmp_path / "t"
+    shutil.copytree(archived_v6, path)
+    before, files = archived_completed(path), archived_commit_files(path)
+    assert [a for _, a in before].count("commit") >= 2 and "clean" in {a for _, a in before}
+    want = pyhudi_rows(str(path))
+    Table(str(path)).upgrade(9)
+    assert archived_completed(path) == before
+    assert archived_commit_files(path) == files
+    assert list((path / ".hoodie" / "archived").iterdir()) == []
+    assert pyhudi_rows(str(path)) == hudi_rs_rows(str(path)) == want
+    Table(str(path)).downgrade(6)
+    assert archived_completed(path) == before
+    assert archived_commit_files(path) == files
+    assert sorted(p.name for p in (path / ".hoodie" / "timeline" / "history").iterdir()) == []
+    assert pyhudi_rows(str(path)) == hudi_rs_rows(str(path)) == want
+
+
+@pytest.mark.parametrize(("step", "version"), [("upgrade", 8), ("downgrade", 6)])
+def test_archived_timeline_crash_at_every_mutation_then_finish(tmp_path: Path, archived_v6: Path, step: str,
+                                                               version: int) -> None:
+    source = tmp_path / "source"
+    shutil.copytree(archived_v6, source)
+    before = archived_completed(source)
+    if step == "downgrade":
+        Table(str(source)).upgrade(8)
+    want = pyhudi_rows(str(source))
+    work = tmp_path / "t"
+    count = _mutations(source, work, lambda t: run_step(t, step, version))
+    for crash_at in range(1, count + 1):
+        shutil.copytree(source, work)
+        with pytest.raises(InjectedCrash):
+            run_step(Table(FaultInjectingStorage(str(work), crash_at=crash_at)), step, version)
+        assert pyhudi_rows(str(work)) == want, crash_at
+        run_step(Table(str(work)), step, version)
+        assert pyhudi_rows(str(work)) == want, crash_at
+        assert archived_completed(work) == before, crash_at
+        shutil.rmtree(work)
