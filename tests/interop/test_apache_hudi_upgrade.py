@@ -5,6 +5,7 @@
   them in their version, and both read the result alike.
 * pyhudi upgrades version 6 tables Apache Hudi wrote (the hudi-rs fixtures, Hudi 0.14/0.15) and Apache Hudi reads
   them as pyhudi does.
+* Apache Hudi writes a table whose archived timeline pyhudi converted into the LSM timeline.
 * Apache Hudi 1.2.0 upgrades copies of pyhudi's version 6 tables itself (a write with hoodie.write.table.version 8
   or 9, auto upgrade on): its hoodie.properties equals the one pyhudi's upgrade writes, key for key, except
   where its write's options decide (the merge mode of the merge-on-read table: see MOR_WRITE_DECIDES).
@@ -19,7 +20,16 @@ import pyarrow as pa
 import pytest
 from apache_hudi.client import run_apache_hudi
 from support.fixture_tables import fixture_zip, unzip_table
-from support.upgrade_tables import COW, MOR, data_rows, options, properties, write_v6_history
+from support.upgrade_tables import (
+    COW,
+    MOR,
+    RETAIN,
+    data_rows,
+    options,
+    properties,
+    write_archived_history,
+    write_v6_history,
+)
 from support.v8_writes import rows
 
 from hudi_py_source import Table
@@ -76,6 +86,15 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                       {"op": "read", "path": str(ours), "query": "snapshot"},
                       {"op": "write", "path": str(theirs), "data": rows(APACHE_UPSERT, 9),
                        "options": apache_options(table_type, version)}]
+    archived = root / "archived_pyhudi_9"
+    write_archived_history(str(archived))
+    Table(str(archived)).upgrade(9)
+    out["archived"] = {"path": archived, "pyhudi": Table(str(archived)).read(),
+                       "archived": [i.timestamp for i in Table(str(archived)).archived_timeline().completed()]}
+    archiving = {**apache_options(COW, 9), **RETAIN, "hoodie.write.auto.upgrade": "false"}
+    steps += [{"op": "write", "path": str(archived), "data": rows(APACHE_UPSERT, 8), "options": archiving},
+              {"op": "write", "path": str(archived), "data": rows(APACHE_UPSERT, 9), "options": archiving},
+              {"op": "read", "path": str(archived), "query": "snapshot"}]
     for name, version in FIXTURES.items():
         path = unzip_table(fixture_zip(name), root / "fixtures")
         Table(str(path)).upgrade(version)
@@ -87,6 +106,8 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             entry = out[f"{table_type}{version}"]
             entry["apache"], _, entry["apache_after"], _ = next(results), next(results), next(results), next(results)
             entry["pyhudi_after"] = Table(str(entry["path"])).read()
+    _, _, out["archived"]["apache_after"] = next(results), next(results), next(results)
+    out["archived"]["pyhudi_after"] = Table(str(archived)).read()
     for name in FIXTURES:
         out[name]["apache"] = next(results)
     return out
@@ -124,3 +145,16 @@ def test_properties_equal_apache_hudi_upgrade(judged: dict[str, Any], table_type
     decided = MOR_WRITE_DECIDES[version] if table_type == MOR else {}
     assert sorted(ours) == sorted(theirs)
     assert {k: (ours[k], theirs[k]) for k in ours if ours[k] != theirs[k]} == decided
+
+
+def test_apache_hudi_writes_a_table_whose_archive_pyhudi_moved_into_the_lsm_timeline(judged: dict[str, Any]) -> None:
+    """Apache Hudi 1.2.0 writes the table twice, archiving (keep.min/max 2/3) into the LSM timeline pyhudi
+    converted; both read the result alike, and the instants pyhudi moved are still archived, first."""
+    entry = judged["archived"]
+    assert len(entry["archived"]) >= 3
+    assert data_rows(entry["apache_after"]) == data_rows(entry["pyhudi_after"])
+    assert {r["id"]: r["ts"] for r in data_rows(entry["pyhudi_after"])} == {
+        **{r["id"]: r["ts"] for r in data_rows(entry["pyhudi"])}, **{f"k{i:03d}": 9000 + i for i in APACHE_UPSERT}}
+    archived = [i.timestamp for i in Table(str(entry["path"])).archived_timeline().completed()]
+    assert archived[:len(entry["archived"])] == entry["archived"]
+    assert len(archived) > len(entry["archived"])

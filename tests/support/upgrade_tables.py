@@ -47,6 +47,17 @@ def write_v6_history(path: str, table_type: str) -> None:
     write_task(failed, rows([7], 5).to_batches(), write_token(0, 0, 0), 0)
 
 
+RETAIN = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
+
+
+def write_archived_history(path: str) -> None:
+    """A version 6 copy-on-write table whose archived timeline holds commits and cleans."""
+    table = Table(path)
+    table.write(rows([0, 1], 1), options("insert", COW, 6, **RETAIN), "overwrite")
+    for version in range(2, 7):
+        table.write(rows([0], version), options("upsert", COW, **RETAIN))
+
+
 def data_rows(table: pa.Table) -> list[dict[str, Any]]:
     """The rows without meta columns (commit times change with a compaction), by key."""
     columns = ["id", "ts", "city", "amount"]

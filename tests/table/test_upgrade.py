@@ -24,6 +24,7 @@ from support.upgrade_tables import (
     properties,
     pyhudi_rows,
     timeline_names,
+    write_archived_history,
     write_v6_history,
 )
 from support.v8_writes import rows
@@ -267,17 +268,10 @@ def test_write_asking_a_lower_version_is_refused(tmp_path: Path, stages: dict[st
     assert _listing(path) == before
 
 
-RETAIN = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
-
-
 @pytest.fixture(scope="module")
 def archived_v6(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A version 6 table whose archived timeline holds commits and cleans."""
     path = tmp_path_factory.mktemp("archived") / "t"
-    table = Table(str(path))
-    table.write(rows([0, 1], 1), options("insert", COW, 6, **RETAIN), "overwrite")
-    for version in range(2, 7):
-        table.write(rows([0], version), options("upsert", COW, **RETAIN))
+    write_archived_history(str(path))
     return path
 
 
