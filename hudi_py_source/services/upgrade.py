@@ -28,7 +28,9 @@ from ..config import ARCHIVAL_BATCH, PAYLOAD_CLASS, WRITE_MERGE_MODE, WRITE_TABL
 from ..errors import HoodieConfigError
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable
+from ..table.properties import PAYLOAD_CLASS as PAYLOAD_CLASS_KEY
 from ..table.properties import TableProperties, finish_interrupted_update, refuse_metadata_table
+from ..table.properties_v8 import MERGE_MODE, MULTIPLE_BASE_FORMATS
 from ..table.upgrade_properties import LAYOUT_OF_VERSION, property_changes
 from ..timeline.archive_migration import lsm_instants_of, write_layout_1_archive
 from ..timeline.archived import ArchivedTimeline, archive_folder, list_archive_files
@@ -57,6 +59,20 @@ def _check_target(props: TableProperties, to_version: int, upgrade: bool) -> Non
         raise HoodieConfigError(
             f"cannot downgrade to table version {to_version}: the table is at version {current} "
             f"(hoodie.table.version); a higher version needs Table.upgrade({to_version})", key=WRITE_TABLE_VERSION.key)
+
+
+def _refuse_features(props: TableProperties, to_version: int) -> None:
+    """A table whose recorded features the target version cannot express is refused, unchanged: several base file
+    formats (version 8 on) and a CUSTOM merge mode without a payload class, which version 6 records only as one."""
+    if to_version < 8 and props.get(MULTIPLE_BASE_FORMATS, "false").strip().lower() == "true":
+        raise HoodieConfigError(
+            f"cannot downgrade to table version {to_version}: the table has {MULTIPLE_BASE_FORMATS}=true, which "
+            f"needs table version 8 or later", key=WRITE_TABLE_VERSION.key)
+    mode = (props.get(MERGE_MODE) or "").strip().upper()
+    if to_version < 8 and mode == "CUSTOM" and not props.get(PAYLOAD_CLASS_KEY):
+        raise HoodieConfigError(
+            f"cannot downgrade to table version {to_version}: the table has {MERGE_MODE}=CUSTOM and no "
+            f"{PAYLOAD_CLASS_KEY}, and version 6 knows a merge only by its payload class", key=WRITE_TABLE_VERSION.key)
 
 
 def _archive_files(storage: Storage, props: TableProperties, layout: int) -> list[str]:
@@ -117,6 +133,7 @@ def migrate(storage: Storage, to_version: int, upgrade: bool, options: dict[str,
     props = TableProperties.load(storage)
     _check_target(props, to_version, upgrade)
     refuse_metadata_table(storage, f"an {'upgrade' if upgrade else 'downgrade'}", props)
+    _refuse_features(props, to_version)
     layout_changes = LAYOUT_OF_VERSION[to_version] != props.layout_version
     finish_interrupted_update(storage)
     _drop_stale_layout(storage, props)

@@ -30,6 +30,8 @@ from support.upgrade_tables import (
 from support.v8_writes import rows
 
 from hudi_py_source import HoodieConfigError, Table
+from hudi_py_source.storage import Storage
+from hudi_py_source.table.properties import TableProperties
 
 DEFAULT = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 OVERWRITE = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
@@ -321,4 +323,48 @@ def test_archived_timeline_crash_at_every_mutation_then_finish(tmp_path: Path, a
         run_step(Table(str(work)), step, version)
         assert pyhudi_rows(str(work)) == want, crash_at
         assert archived_completed(work) == before, crash_at
+        shutil.rmtree(work)
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("hoodie.table.multiple.base.file.formats.enable", "true",
+     "cannot downgrade to table version 6: the table has hoodie.table.multiple.base.file.formats.enable=true, "
+     "which needs table version 8 or later"),
+    ("hoodie.record.merge.mode", "CUSTOM",
+     "cannot downgrade to table version 6: the table has hoodie.record.merge.mode=CUSTOM and no "
+     "hoodie.compaction.payload.class, and version 6 knows a merge only by its payload class"),
+])
+def test_downgrade_below_the_table_features_is_refused(tmp_path: Path, stages: dict[str, dict[int | str, Path]],
+                                                       key: str, value: str, message: str) -> None:
+    path = tmp_path / "t"
+    shutil.copytree(stages[COW][0], path)
+    TableProperties.load(Storage(str(path))).update(Storage(str(path)), {key: value},
+                                                     ["hoodie.compaction.payload.class"])
+    before = _listing(path)
+    with pytest.raises(HoodieConfigError) as raised:
+        Table(str(path)).downgrade(6)
+    assert str(raised.value) == message
+    assert _listing(path) == before
+
+
+def test_crash_during_a_write_that_upgrades_then_the_write_again(tmp_path: Path,
+                                                                stages: dict[str, dict[int | str, Path]]) -> None:
+    """A write asking for version 8 upgrades, then writes; interrupted at any mutation, the table reads as before
+    (or, past the commit, as after), and the same write run again upgrades (finishing what was left) and writes."""
+    source = stages[COW]["v6"]
+    write = (rows([0, 9], 7), options("upsert", COW, 8))
+    before = {r["id"]: r["ts"] for r in pyhudi_rows(str(source))}
+    want = {**before, "k000": 7000, "k009": 7009}
+    work = tmp_path / "t"
+    count = _mutations(source, work, lambda t: int(t.write(*write) is not None))
+    for crash_at in range(1, count + 1):
+        shutil.copytree(source, work)
+        with pytest.raises(InjectedCrash):
+            Table(FaultInjectingStorage(str(work), crash_at=crash_at)).write(*write)
+        assert {r["id"]: r["ts"] for r in pyhudi_rows(str(work))} in (before, want), crash_at
+        Table(str(work)).write(*write)
+        assert {r["id"]: r["ts"] for r in pyhudi_rows(str(work))} == want, crash_at
+        assert properties(str(work)) == expected_properties(COW, 8), crash_at
+        assert Table(str(work)).upgrade(8) == 8
+        assert timeline_names(str(work))[".hoodie"] == META_OF_LAYOUT_2, crash_at
         shutil.rmtree(work)
