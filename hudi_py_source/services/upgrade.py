@@ -34,13 +34,15 @@ from ..table.properties_v8 import MERGE_MODE, MULTIPLE_BASE_FORMATS
 from ..table.upgrade_properties import LAYOUT_OF_VERSION, property_changes
 from ..timeline.archive_migration import lsm_instants_of, write_layout_1_archive
 from ..timeline.archived import ArchivedTimeline, archive_folder, list_archive_files
-from ..timeline.layout_migration import MovedFile, instant_files, to_layout_1, to_layout_2
+from ..timeline.layout_migration import MovedFile, folder_of_layout, instant_files, to_layout_1, to_layout_2
 from ..timeline.lsm_timeline import write_archived_instants
 from ..write.rollback import rollback_failed_writes
 from .compaction import compact, run_compaction
 
 LOG = logging.getLogger("hudi_py_source.upgrade")
 HISTORY_FOLDER = ".hoodie/timeline/history"
+# Hadoop's checksum of hoodie.properties (Apache Hudi on local disk): stale once the file is rewritten.
+PROPERTIES_CHECKSUM = ".hoodie/.hoodie.properties.crc"
 
 
 def _check_target(props: TableProperties, to_version: int, upgrade: bool) -> None:
@@ -83,11 +85,23 @@ def _archive_files(storage: Storage, props: TableProperties, layout: int) -> lis
     return [info.path for _, info in list_archive_files(storage, archive_folder(props.archive_folder))]
 
 
+def _drop_orphan_checksums(storage: Storage, layout: int) -> None:
+    """Hadoop's local file system (Apache Hudi on local disk) keeps a `.<name>.crc` beside each file it writes; once
+    the file is gone its checksum must go too, or a file of that name written again later (a downgrade after an
+    upgrade) fails Hadoop's checksum check when Hudi reads it."""
+    folder = folder_of_layout(layout)
+    names = set(storage.list_names(folder))
+    for name in sorted(names):
+        if name.startswith(".") and name.endswith(".crc") and name[1:-4] not in names:
+            storage.delete(f"{folder}/{name}")
+
+
 def _drop_stale_layout(storage: Storage, props: TableProperties) -> None:
     """Step 1: the files of the layout the table is not in are what an interrupted run left."""
     stale_layout = 1 if props.layout_version >= 2 else 2
     for _, info in reversed(instant_files(storage, stale_layout)):
         storage.delete(info.path)
+    _drop_orphan_checksums(storage, stale_layout)
     for path in _archive_files(storage, props, stale_layout):
         storage.delete(path)
 
@@ -123,6 +137,7 @@ def _delete_sources(storage: Storage, props: TableProperties, moved: list[MovedF
     """Step 5: the source layout's files, newest first, then its archived timeline."""
     for item in reversed(moved):
         storage.delete(item.source)
+    _drop_orphan_checksums(storage, props.layout_version)
     for path in _archive_files(storage, props, props.layout_version):
         storage.delete(path)
 
@@ -149,6 +164,8 @@ def migrate(storage: Storage, to_version: int, upgrade: bool, options: dict[str,
     cfg = HoodieConfig(options)
     payload = cfg.get(PAYLOAD_CLASS) if cfg.is_set(PAYLOAD_CLASS) else None
     changes = property_changes(props, props.version, to_version, cfg.get(WRITE_MERGE_MODE), payload)
+    if storage.exists(PROPERTIES_CHECKSUM):
+        storage.delete(PROPERTIES_CHECKSUM)
     props.update(storage, changes.changes, changes.deletes)
     if layout_changes:
         _delete_sources(storage, props, moved)

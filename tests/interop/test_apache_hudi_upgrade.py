@@ -3,8 +3,9 @@
 * Apache Hudi reads the version 8 and 9 tables pyhudi upgraded from its own version 6 tables (copy-on-write and
   merge-on-read, with a clean, a compaction and a failed write behind them) as pyhudi reads them, upserts into
   them in their version, and both read the result alike.
-* pyhudi upgrades version 6 tables Apache Hudi wrote (the hudi-rs fixtures, Hudi 0.14/0.15) and Apache Hudi reads
-  them as pyhudi does.
+* pyhudi upgrades version 6 tables Apache Hudi wrote (the hudi-rs fixtures, Hudi 0.14/0.15, and tables Apache Hudi
+  1.2.0 wrote with hoodie.write.table.version=6, vendored in tests/fixtures/apache-hudi-1.2.0 since one harness
+  call cannot both write a table and read it after pyhudi) and Apache Hudi reads and writes them.
 * Apache Hudi writes a table whose archived timeline pyhudi converted into the LSM timeline.
 * Apache Hudi 1.2.0 upgrades copies of pyhudi's version 6 tables itself (a write with hoodie.write.table.version 8
   or 9, auto upgrade on): its hoodie.properties equals the one pyhudi's upgrade writes, key for key, except
@@ -19,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from apache_hudi.client import run_apache_hudi
-from support.fixture_tables import fixture_zip, unzip_table
+from support.fixture_tables import fixture_zip, fixtures_dir, unzip_table
 from support.upgrade_tables import (
     COW,
     MOR,
@@ -39,6 +40,9 @@ pytestmark = pytest.mark.apache_hudi
 CALL_TIMEOUT_SECONDS = 600
 APACHE_UPSERT = [0, 5, 11]
 FIXTURES = {"cow/v6_simplekeygen_nonhivestyle": 8, "quickstart_trips_table/mor/avro/v6_trips_8i1u": 9}
+# Tables Apache Hudi 1.2.0 wrote in version 6 (tests/fixtures/apache-hudi-1.2.0): the version pyhudi upgrades each
+# to, its type, and the version pyhudi then downgrades it to (0: none).
+HUDI_V6 = {"v6_cow": (9, COW, 6), "v6_mor": (8, MOR, 0)}
 # Apache Hudi's upgrade takes the merge mode from its write's payload class, whose 1.x default is
 # DefaultHoodieRecordPayload (event time), not from the OverwriteWithLatestAvroPayload the merge-on-read table
 # records; pyhudi keeps the recorded one (commit time), which is how the table merged before.
@@ -95,6 +99,18 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     steps += [{"op": "write", "path": str(archived), "data": rows(APACHE_UPSERT, 8), "options": archiving},
               {"op": "write", "path": str(archived), "data": rows(APACHE_UPSERT, 9), "options": archiving},
               {"op": "read", "path": str(archived), "query": "snapshot"}]
+    for name, (version, table_type, downgrade) in HUDI_V6.items():
+        path = unzip_table(fixtures_dir() / "apache-hudi-1.2.0" / f"{name}.zip", root / f"hudi120_{version}")
+        Table(str(path)).upgrade(version)
+        if downgrade:
+            Table(str(path)).downgrade(downgrade)
+        written = {**apache_options(table_type, downgrade or version), "hoodie.table.name": "up",
+                   "hoodie.write.auto.upgrade": "false"}
+        out[f"hudi120_{name}_{version}"] = {"path": path, "pyhudi": Table(str(path)).read(),
+                                              "version": downgrade or version}
+        steps += [{"op": "read", "path": str(path), "query": "snapshot"},
+                  {"op": "write", "path": str(path), "data": rows(APACHE_UPSERT, 9), "options": written},
+                  {"op": "read", "path": str(path), "query": "snapshot"}]
     for name, version in FIXTURES.items():
         path = unzip_table(fixture_zip(name), root / "fixtures")
         Table(str(path)).upgrade(version)
@@ -108,6 +124,10 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             entry["pyhudi_after"] = Table(str(entry["path"])).read()
     _, _, out["archived"]["apache_after"] = next(results), next(results), next(results)
     out["archived"]["pyhudi_after"] = Table(str(archived)).read()
+    for name, (version, _, _) in HUDI_V6.items():
+        entry = out[f"hudi120_{name}_{version}"]
+        entry["apache"], _, entry["apache_after"] = next(results), next(results), next(results)
+        entry["pyhudi_after"] = Table(str(entry["path"])).read()
     for name in FIXTURES:
         out[name]["apache"] = next(results)
     return out
@@ -158,3 +178,19 @@ def test_apache_hudi_writes_a_table_whose_archive_pyhudi_moved_into_the_lsm_time
     archived = [i.timestamp for i in Table(str(entry["path"])).archived_timeline().completed()]
     assert archived[:len(entry["archived"])] == entry["archived"]
     assert len(archived) > len(entry["archived"])
+
+
+@pytest.mark.parametrize("name", list(HUDI_V6))
+def test_apache_hudi_reads_and_writes_its_v6_tables_pyhudi_moved(judged: dict[str, Any], name: str) -> None:
+    """Apache Hudi 1.2.0's own version 6 tables (with Hadoop .crc files), upgraded by pyhudi (the copy-on-write one
+    to 9 and back to 6): Apache Hudi reads them as pyhudi does, writes them in that version, and both read the
+    result alike."""
+    version = HUDI_V6[name][0]
+    entry = judged[f"hudi120_{name}_{version}"]
+    assert properties(str(entry["path"]))["hoodie.table.version"] == str(entry["version"])
+    assert data_rows(entry["apache"]) == data_rows(entry["pyhudi"])
+    assert [r["id"] for r in data_rows(entry["pyhudi"])] == [f"k{i:03d}" for i in range(6)]
+    expected = {r["id"]: r["ts"] for r in data_rows(entry["pyhudi"])}
+    expected.update({f"k{i:03d}": 9000 + i for i in APACHE_UPSERT})
+    assert {r["id"]: r["ts"] for r in data_rows(entry["pyhudi_after"])} == expected
+    assert data_rows(entry["apache_after"]) == data_rows(entry["pyhudi_after"])
