@@ -8,6 +8,9 @@ empty metadata with operation UNKNOWN, as Hudi writes it) turn from JSON into Av
 that holds a clustering plan becomes a `clustering` instant. Downgrade is the reverse: completion times
 dropped, Avro back to JSON, pending clustering back to replacecommit.
 
+A modification time earlier than the instant's own time (a copy that lost the times, clock skew) gives the
+instant time itself, so no instant reads as completed before it started; Hudi takes the modification time as it is.
+
 Unlike Hudi, which moves a completed replacecommit's metadata as it is, pyhudi converts it too (JSON on layout 1,
 Avro on layout 2), so that each layout's readers, Hudi 0.x's included, parse it.
 
@@ -91,7 +94,8 @@ def to_layout_2(storage: Storage, timezone: str) -> list[MovedFile]:
         data = storage.read_bytes(info.path)
         target = instant
         if instant.state == COMPLETED:
-            target = Instant(instant.timestamp, instant.action, COMPLETED, completion_time_of(info.mtime, timezone))
+            completion = max(completion_time_of(info.mtime, timezone), instant.timestamp)
+            target = Instant(instant.timestamp, instant.action, COMPLETED, completion)
         elif instant.action == REPLACE_COMMIT and _is_clustering(storage, instant):
             target = Instant(instant.timestamp, CLUSTERING, instant.state)
         if _converts(instant):

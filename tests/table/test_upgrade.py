@@ -10,8 +10,10 @@ next call finishes it into the clean run's table.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -129,7 +131,7 @@ def stages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[int | str
     for table_type in (COW, MOR):
         source = root / f"{table_type}_v6"
         write_v6_history(str(source), table_type)
-        out[table_type] = {"v6": source, "rows": source}
+        out[table_type] = {"v6": source}
         previous = source
         for index, (step, version) in enumerate(STEPS):
             target = root / f"{table_type}_{index}"
@@ -368,3 +370,18 @@ def test_crash_during_a_write_that_upgrades_then_the_write_again(tmp_path: Path,
         assert Table(str(work)).upgrade(8) == 8
         assert timeline_names(str(work))[".hoodie"] == META_OF_LAYOUT_2, crash_at
         shutil.rmtree(work)
+
+
+def test_completion_time_is_the_file_modification_time(v6_table: Path) -> None:
+    """As Apache Hudi 1.2.0 (a commit file modified at 19:32:47.974 became `<t>_20261123193247974.commit`): the
+    modification time in the table's time zone, to the millisecond; one earlier than the instant time (a copy that
+    lost the times) gives the instant time."""
+    meta = v6_table / ".hoodie"
+    commits = sorted(p for p in meta.iterdir() if p.name.endswith(".commit"))
+    first, second = commits[0], commits[1]
+    os.utime(first, (0, datetime(2030, 1, 2, 3, 4, 5, 678000).timestamp()))
+    os.utime(second, (0, datetime(2001, 1, 1).timestamp()))
+    Table(str(v6_table)).upgrade(8)
+    names = {p.name for p in (meta / "timeline").iterdir()}
+    assert f"{first.stem}_20300102030405678.commit" in names
+    assert f"{second.stem}_{second.stem}.commit" in names
