@@ -35,12 +35,11 @@ from ..table.upgrade_properties import LAYOUT_OF_VERSION, property_changes
 from ..timeline.archive_migration import lsm_instants_of, write_layout_1_archive
 from ..timeline.archived import ArchivedTimeline, archive_folder, list_archive_files
 from ..timeline.layout_migration import MovedFile, folder_of_layout, instant_files, to_layout_1, to_layout_2
-from ..timeline.lsm_timeline import write_archived_instants
+from ..timeline.lsm_timeline import table_history_folder, write_archived_instants
 from ..write.rollback import rollback_failed_writes
 from .compaction import compact, run_compaction
 
 LOG = logging.getLogger("hudi_py_source.upgrade")
-HISTORY_FOLDER = ".hoodie/timeline/history"
 # Hadoop's checksum of hoodie.properties (Apache Hudi on local disk): stale once the file is rewritten.
 PROPERTIES_CHECKSUM = ".hoodie/.hoodie.properties.crc"
 
@@ -81,7 +80,7 @@ def _archive_files(storage: Storage, props: TableProperties, layout: int) -> lis
     """The files of the archived timeline in the form `layout` keeps it: layout 1's archive log files, layout 2's
     LSM timeline (data files, manifests, version file)."""
     if layout >= 2:
-        return [info.path for info in storage.list(HISTORY_FOLDER)]
+        return [info.path for info in storage.list(table_history_folder(props))]
     return [info.path for _, info in list_archive_files(storage, archive_folder(props.archive_folder))]
 
 
@@ -124,13 +123,13 @@ def _write_layout(storage: Storage, moved: list[MovedFile]) -> None:
 
 def _move_archive(storage: Storage, props: TableProperties, upgrade: bool, options: dict[str, Any]) -> None:
     """Step 3 for the archived timeline: its target form written beside the source."""
+    history = table_history_folder(props)
     if upgrade:
-        storage.makedirs(HISTORY_FOLDER)
-        write_archived_instants(storage, HISTORY_FOLDER,
-                                lsm_instants_of(ArchivedTimeline.load(storage, props.archive_folder)))
+        storage.makedirs(history)
+        write_archived_instants(storage, history, lsm_instants_of(ArchivedTimeline.load(storage, props.archive_folder)))
         return
-    write_layout_1_archive(storage, HISTORY_FOLDER, archive_folder(props.archive_folder),
-                           HoodieConfig(options).get(ARCHIVAL_BATCH))
+    batch = HoodieConfig(options).get(ARCHIVAL_BATCH)
+    write_layout_1_archive(storage, history, archive_folder(props.archive_folder), batch)
 
 
 def _delete_sources(storage: Storage, props: TableProperties, moved: list[MovedFile]) -> None:
