@@ -385,3 +385,19 @@ def test_completion_time_is_the_file_modification_time(v6_table: Path) -> None:
     names = {p.name for p in (meta / "timeline").iterdir()}
     assert f"{first.stem}_20300102030405678.commit" in names
     assert f"{second.stem}_{second.stem}.commit" in names
+
+
+@pytest.mark.parametrize("table_type", [COW, MOR])
+@pytest.mark.parametrize(("index", "version"), [(1, 9), (3, 6)], ids=["upgraded-9", "downgraded-6"])
+def test_moved_tables_take_writes(tmp_path: Path, stages: dict[str, dict[int | str, Path]], table_type: str,
+                                  index: int, version: int) -> None:
+    """pyhudi writes the moved table in its new version (a merge-on-read upsert as log files), and pyhudi and
+    hudi-rs read the result alike."""
+    path = tmp_path / "t"
+    shutil.copytree(stages[table_type][index], path)
+    before = {r["id"]: r["ts"] for r in pyhudi_rows(str(path))}
+    Table(str(path)).write(rows([1, 4, 12], 8), options("upsert", table_type, version))
+    assert properties(str(path))["hoodie.table.version"] == str(version)
+    assert {r["id"]: r["ts"] for r in pyhudi_rows(str(path))} == {**before, "k001": 8001, "k004": 8004,
+                                                                   "k012": 8012}
+    assert hudi_rs_rows(str(path)) == pyhudi_rows(str(path))
