@@ -131,7 +131,8 @@ class Table:
         return load_archived_timeline(self.storage, self.hoodie_table().props)
 
     def archived_instants(self) -> list[Instant]:
-        """Every archived instant state (requested, inflight, completed), in timeline order."""
+        """Every archived instant state in timeline order: requested, inflight and completed on version 6, the
+        completed instants (with completion times) on 8 and 9, whose LSM timeline keeps one row per instant."""
         return self.archived_timeline().instants
 
     def upgrade(self, to_version: int, options: dict[str, Any] | None = None) -> int:

@@ -219,7 +219,8 @@ def _sorted(instants: Iterable[LSMInstant]) -> list[LSMInstant]:
 
 
 def read_archived_instants(storage: Storage, history_folder: str) -> list[LSMInstant]:
-    """Every instant of the latest published snapshot, in instant-time order."""
+    """Every instant of the latest published snapshot, in instant-time order; `history_folder` is relative to
+    the storage's base path (`table_history_folder(props)`, usually `.hoodie/timeline/history`)."""
     entries = read_manifest(storage, history_folder, latest_version(storage, history_folder))
     return _sorted(i for e in entries for i in read_data_file(storage, history_folder, e.file_name))
 
@@ -235,8 +236,9 @@ def read_archived_keys(storage: Storage, history_folder: str) -> set[tuple[str, 
 
 
 def write_archived_instants(storage: Storage, history_folder: str, instants: list[LSMInstant]) -> None:
-    """Append the instants as one level-0 file and publish a snapshot listing it. Rerunning after a crash is
-    safe: a file the latest manifest already lists is not written again (Hudi's isFileCommitted)."""
+    """Append the instants as one level-0 file and publish a snapshot listing it (`history_folder` as in
+    `read_archived_instants`; created when missing). Rerunning after a crash is safe: a file the latest manifest
+    already lists is not written again (Hudi's isFileCommitted). Neither compacts nor cleans."""
     if not instants:
         return
     ordered = _sorted(instants)
@@ -254,13 +256,14 @@ def write_archived_instants(storage: Storage, history_folder: str, instants: lis
 
 
 def _compact_level(storage: Storage, folder: str, level: int, batch: int) -> bool:
-    """Merge the oldest `batch` files of `level` into one file of the next level; whether it did."""
+    """Merge the oldest `batch` files of `level` into one file of the next level; whether it did. Hudi needs at
+    least two files in a batch, so a batch size of 1 never compacts."""
     current = latest_version(storage, folder)
     entries = read_manifest(storage, folder, current)
     candidates = sorted((e for e in entries if file_level(e.file_name) == level), key=lambda e: e.file_name)
-    if len(candidates) < max(batch, 2):
-        return False
     chosen = [e.file_name for e in candidates[:batch]]
+    if len(candidates) < batch or len(chosen) < 2:
+        return False
     name = compacted_file_name(chosen)
     rows = [i for n in chosen for i in read_data_file(storage, folder, n)]
     entry = _write_data_file(storage, folder, name, rows)

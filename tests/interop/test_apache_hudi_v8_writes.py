@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 from apache_hudi.client import run_apache_hudi
+from support.interop import assert_same_rows_as_apache as assert_same_rows
 from support.v8_writes import HISTORY, VERSIONS, id_to_ts, options, rows
 
 from hudi_py_source import Table
@@ -21,20 +21,7 @@ from hudi_py_source import Table
 pytestmark = pytest.mark.apache_hudi
 
 CALL_TIMEOUT_SECONDS = 300
-KEY = "_hoodie_record_key"
 APACHE_UPSERT = [0, 5, 11]
-
-
-def by_key(table: pa.Table, columns: list[str]) -> list[dict[str, Any]]:
-    return sorted(table.select(columns).to_pylist(), key=lambda r: r[KEY])
-
-
-def assert_same_rows(apache: pa.Table, ours: pa.Table) -> None:
-    """The same columns (in any order: Spark puts partition columns last) and rows, meta columns included."""
-    assert sorted(apache.column_names) == sorted(ours.column_names)
-    assert by_key(apache, apache.column_names) == by_key(ours.cast(pa.schema(
-        [ours.schema.field(n).with_type(apache.schema.field(n).type) for n in ours.column_names])),
-        apache.column_names)
 
 
 @pytest.fixture(scope="module")

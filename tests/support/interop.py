@@ -23,3 +23,12 @@ def assert_same_table(apache: pa.Table, ours: pa.Table) -> None:
     for name in apache.column_names:
         assert apache.schema.field(name).type == ours.schema.field(name).type, name
     assert by_key(apache, apache.column_names) == by_key(ours, apache.column_names)
+
+
+def assert_same_rows_as_apache(apache: pa.Table, ours: pa.Table) -> None:
+    """The same columns (in any order: Spark puts partition columns last) and rows, meta columns included, ours
+    cast to Apache Hudi's types (Spark reads timestamps without their zone)."""
+    assert sorted(apache.column_names) == sorted(ours.column_names)
+    types = [ours.schema.field(n).with_type(apache.schema.field(n).type) for n in ours.column_names]
+    cast = ours.cast(pa.schema(types))
+    assert by_key(apache, apache.column_names) == by_key(cast, apache.column_names)

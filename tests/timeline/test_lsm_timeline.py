@@ -144,6 +144,15 @@ def test_compaction_merges_a_batch_of_level_0_files_and_cleans(tmp_path: Path) -
     assert len(list((tmp_path / FOLDER).glob("*.parquet"))) == 5
 
 
+def test_a_batch_of_one_never_compacts(tmp_path: Path) -> None:
+    storage = Storage(str(tmp_path))
+    for n in (1, 2):
+        write_archived_instants(storage, FOLDER, [instant(n)])
+    compact_and_clean(storage, FOLDER, batch=1)
+    assert lsm_timeline.latest_version(storage, FOLDER) == 2
+    assert all(lsm_timeline.file_level(p.name) == 0 for p in (tmp_path / FOLDER).glob("*.parquet"))
+
+
 def test_clean_removes_files_no_kept_manifest_lists(tmp_path: Path) -> None:
     storage = Storage(str(tmp_path))
     write_archived_instants(storage, FOLDER, [instant(1)])
@@ -257,6 +266,31 @@ def test_incremental_query_over_archived_commits(tmp_path: Path, version: int) -
     got = table.read(options={"hoodie.datasource.query.type": "incremental",
                               "hoodie.datasource.read.begin.instanttime": first})
     assert id_to_ts(got) == {record_id(0): 8000, **{record_id(i): (i + 1) * 1000 + i for i in range(1, 8)}}
+
+
+def _shapes(storage: Storage, folder: str, version: int) -> list[str]:
+    """Each file of a snapshot as the actions of its rows, two letters each (co commit, cl clean)."""
+    return ["".join(i.action[:2] for i in lsm_timeline.read_data_file(storage, folder, e.file_name))
+            for e in lsm_timeline.read_manifest(storage, folder, version)]
+
+
+def test_the_same_writes_archive_as_apache_hudi_did(tmp_path: Path) -> None:
+    """The 24 writes that made the vendored history (ids i%7, (i+3)%7, 10+i; keep.min/max 2/3, one commit
+    retained, default compaction batch): pyhudi archives the same instants into files of the same shapes, compacts
+    after the tenth level-0 file and keeps the same three snapshot versions."""
+    table = Table(str(tmp_path / "t"))
+    keep = {k: v for k, v in KEEP.items() if k != "hoodie.timeline.compaction.batch.size"}
+    for i in range(24):
+        operation = "bulk_insert" if i == 0 else "upsert"
+        table.write(rows([i % 7, (i + 3) % 7, 10 + i], i + 1), options(operation, 8, **keep),
+                    "overwrite" if i == 0 else "append")
+    ours, apache = Storage(str(tmp_path / "t")), apache_table(tmp_path / "apache")
+    versions = lsm_timeline.manifest_versions(ours, FOLDER)
+    assert versions == lsm_timeline.manifest_versions(apache, FOLDER) == [10, 11, 12]
+    for version in (10, 11, 12):
+        assert _shapes(ours, FOLDER, version) == _shapes(apache, FOLDER, version), version
+    assert _shapes(ours, FOLDER, 10) == ["coco", "coclco"] + ["clcoclco"] * 8
+    assert [a for _, a in active_keys(tmp_path / "t")] == ["clean", "commit", "clean", "commit", "clean"]
 
 
 def _archive_mutations(path: Path) -> list[str]:
