@@ -67,12 +67,10 @@ MERGE = {COW: ("EVENT_TIME_ORDERING", DEFAULT, EVENT_ID), MOR: ("COMMIT_TIME_ORD
 def expected_properties(table_type: str, version: int, came_down: bool = False) -> dict[str, str]:
     """hoodie.properties after the 6 -> 8 -> 9 -> 8 -> 6 steps (`came_down`: on the way back)."""
     mode, payload, strategy = MERGE[table_type]
-    out = {k: v for k, v in V6.items() if k != "hoodie.table.version"}
-    out.update(OWN[table_type])
-    out["hoodie.table.version"] = str(version)
+    out = {**V6, **OWN[table_type]}
     if version == 6 and not came_down:
-        out.pop("hoodie.table.version")
-        return {**V6, **OWN[table_type]}
+        return out
+    out["hoodie.table.version"] = str(version)
     out["hoodie.timeline.path"] = "timeline"
     out["hoodie.compaction.record.merger.strategy"] = strategy
     if version == 6:
