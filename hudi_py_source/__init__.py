@@ -20,7 +20,7 @@ against it.
     table: table.hoodie_table table.fs_view table.file_listing table.table_version timeline.service_plans
         a table loaded: properties, timeline, its files (listed from storage) and file-system view, the file
         groups pending services hold, the table version a write writes
-    timeline: timeline.* table.properties table.properties_v8 table.partition_metadata
+    timeline: timeline.* table.properties table.properties_v8 table.upgrade_properties table.partition_metadata
         the active and archived timeline, instants and their metadata; the table's own metadata files
     formats: io.* merge.* keygen table table.file_names table.file_group_id
         parquet, Avro and log file formats; payload merging; record keys; file names and ids

@@ -164,11 +164,16 @@ TABLE_TYPE = define("hoodie.datasource.write.table.type", "COPY_ON_WRITE", str,
                     choices=("COPY_ON_WRITE", "MERGE_ON_READ"), alternatives=("hoodie.table.type",))
 WRITE_TABLE_VERSION = define(
     "hoodie.write.table.version", 6, int,
-    "Table version of a new table: 6 (Hudi 0.14 to 0.15, timeline layout 1), 8 (Hudi 1.0) or 9 (Hudi 1.1 and "
-    "later, timeline layout 2). Hudi 1.x's default is 9 and it upgrades older tables to it; pyhudi's default "
-    "stays 6, the version every Hudi release from 0.14 on reads, and it writes an existing table in its own "
-    "version only: given, the option must match it.",
+    "Table version a write writes: 6 (Hudi 0.14 to 0.15, timeline layout 1), 8 (Hudi 1.0) or 9 (Hudi 1.1 and "
+    "later, timeline layout 2). Hudi 1.x's default is 9; pyhudi's stays 6, the version every Hudi release from 0.14 "
+    "on reads. Given higher than an existing table's version, the table is upgraded first (with "
+    "hoodie.write.auto.upgrade) or written in its own version (without); lower is refused: a downgrade is "
+    "Table.downgrade's.",
     validate=lambda v: v in (6, 8, 9))
+AUTO_UPGRADE = define(
+    "hoodie.write.auto.upgrade", True, bool,
+    "Upgrade an existing table to hoodie.write.table.version before writing when it asks for a higher version; "
+    "false writes the table in its own version (Hudi 1.2.0 does the same and logs a warning).")
 WRITE_MERGE_MODE = define(
     "hoodie.write.record.merge.mode", None, str,
     "How two versions of a record merge, recorded by version 8 and 9 tables: EVENT_TIME_ORDERING keeps the greater "

@@ -20,6 +20,7 @@ from .services.clustering import cluster, schedule_clustering
 from .services.compaction import compact, schedule_compaction
 from .services.restore import restore_to_savepoint
 from .services.savepoint import create_savepoint, delete_savepoint
+from .services.upgrade import downgrade_table, upgrade_table
 from .storage import Storage
 from .table.file_names import write_token
 from .table.hoodie_table import HoodieTable
@@ -133,6 +134,18 @@ class Table:
         """Every archived instant state in timeline order: requested, inflight and completed on version 6, the
         completed instants (with completion times) on 8 and 9, whose LSM timeline keeps one row per instant."""
         return self.archived_timeline().instants
+
+    def upgrade(self, to_version: int, options: dict[str, Any] | None = None) -> int:
+        """Upgrade the table to version 8 or 9 as Apache Hudi 1.2.0 does (failed writes rolled back, a merge-on-read
+        table compacted, the timeline moved to layout 2, hoodie.properties migrated last); run again after a crash
+        to finish. `options` may name the merge mode or payload class the upgraded table records. Returns the
+        version the table is at."""
+        return upgrade_table(self.storage, to_version, options)
+
+    def downgrade(self, to_version: int, options: dict[str, Any] | None = None) -> int:
+        """Downgrade the table to version 8 or 6 as Apache Hudi 1.2.0 does (the reverse of `upgrade`); run again
+        after a crash to finish. Returns the version the table is at."""
+        return downgrade_table(self.storage, to_version, options)
 
     def hoodie_table(self) -> HoodieTable:
         return HoodieTable.load(self.storage)

@@ -516,6 +516,13 @@ class TableProperties(Mapping[str, str]):
         return cls(values).with_checksum()
 
 
+def finish_interrupted_update(storage: Storage) -> None:
+    """Finish an update a crash interrupted (nothing to do when none was): the backup goes, restoring the file
+    first when it is missing or torn."""
+    if storage.exists(BACKUP_FILE):
+        _recover(storage)
+
+
 def _recover(storage: Storage) -> TableProperties:
     """Finish an interrupted update: the backup replaces a missing or torn hoodie.properties."""
     has_backup = storage.exists(BACKUP_FILE)

@@ -33,6 +33,7 @@ from ..config import (
     TIMELINE_TIMEZONE,
     URL_ENCODE_PARTITIONING,
     WRITE_MERGE_MODE,
+    WRITE_TABLE_VERSION,
     HoodieConfig,
     list_fields,
 )
@@ -40,12 +41,13 @@ from ..errors import HoodieConfigError, HoodieTableError
 from ..io.avro_schema import arrow_to_avro, create_schema_json, stored_schema, to_json
 from ..keygen import KeyGenerator, key_generator
 from ..merge.payload import DEFAULT_PAYLOAD
+from ..services.upgrade import upgrade_table
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable, ensure_not_foreign, table_exists
 from ..table.properties import KEYGEN_CLASS_BY_TYPE, TableProperties, init_table_layout, refuse_metadata_table
 from ..table.properties import PAYLOAD_CLASS as RECORDED_PAYLOAD_CLASS
 from ..table.properties_v8 import PAYLOAD_OF_MODE, for_new_table_v8, merge_mode, table_merge_mode
-from ..table.table_version import version_to_write
+from ..table.table_version import upgrade_asked, version_to_write
 from ..timeline import avro_models
 from ..timeline.instant import INFLIGHT, Instant
 from .commit import Commit
@@ -281,6 +283,10 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
     validate_post_commit(cfg)
     operation = operation_for(how, cfg.get(OPERATION), exists)
     _validate_new_write(cfg, operation, data_schema)
+    if table is not None and upgrade_asked(cfg, table.props) is not None:
+        table = _upgraded(table, options)
+        cfg = HoodieConfig(effective_options(table.props, options))
+        version = version_to_write(cfg, table.props)
     table_schema = table.schema() if table else None
     if operation in ("delete", "delete_partition") and table_schema is not None:
         schema = table_schema
@@ -302,6 +308,13 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
                    last.timestamp if last else None, table.props.table_type, table)
     job.instant_time = _open_instant(table, job)
     return job
+
+
+def _upgraded(table: HoodieTable, options: dict[str, Any]) -> HoodieTable:
+    """The table, upgraded first when the write asks for a higher version with auto upgrade (Hudi 1.x upgrades in
+    its write client the same way, before the write's instant)."""
+    upgrade_table(table.storage, HoodieConfig(options).get(WRITE_TABLE_VERSION), options)
+    return table.reload()
 
 
 def _open_instant(table: HoodieTable, job: WriteJob) -> str:
