@@ -46,6 +46,8 @@ HISTORY: list[Step] = [
     Service("compact"),
     Write("insert_overwrite", (3, 6, 18)),
     Write("upsert", (1, 4, 19)),
+    Service("cluster"),
+    Write("upsert", (5, 16)),
     Service("savepoint"),
     Write("delete_partition", (), {"hoodie.datasource.write.partitions.to.delete": CITIES[1]}),
     Write("upsert", (0, 9, 20)),
@@ -121,6 +123,9 @@ class _Services:
             self.table.compact()
         elif name == "clean":
             self.table.clean({"hoodie.cleaner.commits.retained": "2"})
+        elif name == "cluster":
+            assert self.table.cluster({"hoodie.clustering.plan.strategy.small.file.limit": str(1 << 30)}), \
+                "nothing was clustered"
         elif name == "savepoint":
             self.pinned = (self.table.savepoint(), dict(model))
         elif name == "restore" and self.pinned is not None:

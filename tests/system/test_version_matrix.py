@@ -1,7 +1,7 @@
 """Every operation and table service × COW/MOR × table versions 6, 8 and 9, read back by pyhudi and hudi-rs.
 
-The services: compaction (MOR), savepoint, restore to it, clean and archival (into the LSM timeline on 8 and 9);
-clustering joins them where pyhudi runs it on every version.
+The services: compaction (MOR), clustering, savepoint, restore to it, clean and archival (into the LSM timeline on
+8 and 9).
 
 tests/support/version_matrix.py's history runs on each (type, version). After every step pyhudi's and hudi-rs's
 snapshots equal the model, and on MOR their read-optimized answers equal each other; at the end time travel to
