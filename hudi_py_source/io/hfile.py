@@ -574,11 +574,23 @@ class HFileReader:
 
 # --- the writer --------------------------------------------------------------------------------------------
 
+# What Hudi's writer puts after the row of every cell key: empty family, LATEST_TIMESTAMP, type Put.
+_CELL_KEY_SUFFIX = b"\x00" + struct.pack(">qb", 2**63 - 1, 4)
+# Java GZIPOutputStream's header: no flags, mtime 0, no extra flags, OS 0 (Python's gzip module writes 255).
+_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x00"
+
+
+def _gzip(payload: bytes) -> bytes:
+    """GZ as Java's GZIPOutputStream writes it (deflate level 6, memLevel 8), byte for byte."""
+    deflate = zlib.compressobj(6, zlib.DEFLATED, -15, 8)
+    body = deflate.compress(payload) + deflate.flush()
+    return _GZIP_HEADER + body + struct.pack("<II", zlib.crc32(payload), len(payload) & 0xFFFFFFFF)
+
 
 def _block_bytes(magic: bytes, payload: bytes, codec: int) -> bytes:
-    """A block as Hudi's writer lays it out: header, payload compressed with `codec`, and 4 checksum bytes
-    per 16 KB of header + payload under checksum type NULL (zeros, as Hudi reserves them)."""
-    body = gzip.compress(payload, mtime=0) if codec == CODEC_GZ else payload
+    """A block as Hudi's writer lays it out: header (previous offset -1, checksum type NULL), the payload
+    compressed with `codec`, and the zeroed 4 bytes per 16 KB of header + payload Hudi reserves for checksums."""
+    body = _gzip(payload) if codec == CODEC_GZ else payload
     data_size = HEADER_SIZE + len(body)
     checksums = 4 * -(-data_size // BYTES_PER_CHECKSUM)
     header = magic + struct.pack(">iiqBii", len(body) + checksums, len(payload), -1, CHECKSUM_NULL,
@@ -587,17 +599,42 @@ def _block_bytes(magic: bytes, payload: bytes, codec: int) -> bytes:
 
 
 def _cell(key: bytes, value: bytes) -> bytes:
-    k = kv_key(key)
+    k = kv_key(key) + _CELL_KEY_SUFFIX
     return struct.pack(">ii", len(k), len(value)) + k + value + b"\x00"
 
 
 def _root_index(refs: Sequence[tuple[bytes, int, int]]) -> bytes:
+    """Root index entries. Key lengths are Hadoop VLongs, what HBase, Hudi's and hudi-rs's readers read;
+    Hudi's writer writes protobuf varints, the same bytes for keys under 128 bytes."""
     return b"".join(struct.pack(">qi", off, size) + _vlong(len(key)) + key for key, off, size in refs)
 
 
+def _java_hash(key: bytes) -> int:
+    """Java's String.hashCode of the UTF-8 text `key`, over UTF-16 code units."""
+    units = key.decode("utf-8", "surrogatepass").encode("utf-16-be", "surrogatepass")
+    h = 0
+    for (unit,) in struct.iter_unpack(">H", units):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return h
+
+
+def _java_hash_map_order(keys: Sequence[bytes]) -> list[bytes]:
+    """`keys` (in insertion order) as a java.util.HashMap iterates them: Hudi's writer keeps file info and
+    meta blocks in HashMaps, so this order makes our files byte-identical to its."""
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(key: bytes) -> int:
+        h = _java_hash(key)
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(keys, key=bucket)
+
+
 def _file_info_payload(info: Mapping[bytes, bytes]) -> bytes:
-    pairs = b"".join(_proto_bytes_field(1, _proto_bytes_field(1, k) + _proto_bytes_field(2, v))
-                     for k, v in info.items())
+    pairs = b"".join(_proto_bytes_field(1, _proto_bytes_field(1, k) + _proto_bytes_field(2, info[k]))
+                     for k in _java_hash_map_order(list(info)))
     return PBUF_MAGIC + _varint(len(pairs)) + pairs
 
 
@@ -609,20 +646,22 @@ def _trailer(fields: Sequence[tuple[int, int | bytes]]) -> bytes:
 
 
 def _data_blocks(entries: Sequence[tuple[bytes, bytes]], block_size: int) -> list[tuple[bytes, bytes]]:
-    """(first key, payload) of each data block: a block is closed once it holds `block_size` bytes or more,
-    as HBase does."""
+    """(first key, payload) of each data block, split as Hudi's writer does: a cell that would take the block
+    past `block_size` starts a new one, unless its key equals the block's last (equal keys share a block)."""
     blocks: list[tuple[bytes, bytes]] = []
     current: list[bytes] = []
-    first, size = b"", 0
+    first = last = b""
+    size = 0
     for key, value in entries:
-        if not current:
-            first = key
         cell = _cell(key, value)
-        current.append(cell)
-        size += len(cell)
-        if size >= block_size:
+        if current and key != last and size + len(cell) > block_size:
             blocks.append((first, b"".join(current)))
             current, size = [], 0
+        if not current:
+            first = key
+        current.append(cell)
+        size += len(cell)
+        last = key
     if current:
         blocks.append((first, b"".join(current)))
     return blocks
@@ -634,13 +673,28 @@ def _check_sorted(entries: Sequence[tuple[bytes, bytes]]) -> None:
             raise ValueError(f"HFile entries must be sorted by key: {b!r} after {a!r}")
 
 
+def _info(entries: Sequence[tuple[bytes, bytes]], extra: Mapping[bytes, bytes], create_time: int) -> dict[bytes, bytes]:
+    """The file info as Hudi's writer fills it: MAX_MEMSTORE_TS_KEY, the caller's keys, then LASTKEY (the row
+    with its length; empty for an empty file), the averages (of rows and values), the creation time and
+    KEY_VALUE_VERSION unless given."""
+    n = len(entries)
+    info = {MAX_MEMSTORE_TS_KEY: struct.pack(">q", 0), **extra,
+            LAST_KEY: kv_key(entries[-1][0]) if entries else b"",
+            AVG_KEY_LEN: struct.pack(">i", sum(len(k) for k, _ in entries) // n if n else 0),
+            CREATE_TIME_TS: struct.pack(">q", create_time),
+            AVG_VALUE_LEN: struct.pack(">i", sum(len(v) for _, v in entries) // n if n else 0)}
+    info.setdefault(KEY_VALUE_VERSION, struct.pack(">i", 1))
+    return info
+
+
 def write_hfile(entries: Sequence[tuple[bytes, bytes]], block_size: int = DEFAULT_BLOCK_SIZE,
                 compression: str = "GZ", file_info: Mapping[bytes, bytes] | None = None,
-                meta_blocks: Mapping[str, bytes] | None = None) -> bytes:
-    """An HFile v3 holding `entries` (sorted (key, value); equal keys allowed), as Hudi's writer lays it out:
-    data blocks of about `block_size` bytes, meta blocks, a one-level root data index, the meta index, the
-    file info (LASTKEY, AVG_KEY_LEN, AVG_VALUE_LEN, MAX_MEMSTORE_TS_KEY, then `file_info`) and the trailer.
-    Every block is compressed with `compression` (GZ or NONE), checksum type NULL."""
+                meta_blocks: Mapping[str, bytes] | None = None, create_time: int = 0) -> bytes:
+    """An HFile v3 holding `entries` (sorted (key, value); equal keys allowed), laid out as Apache Hudi 1.1's
+    writer lays it out: data blocks of about `block_size` bytes, one meta block per `meta_blocks` entry (Hudi
+    puts its bloom filter in `bloomFilter`), a one-level root data index, the meta index, the file info
+    (`file_info` plus what Hudi computes; `create_time` is CREATE_TIME_TS in epoch millis) and the trailer.
+    Every block is compressed with `compression` (GZ or NONE) and has checksum type NULL."""
     if compression not in CODECS:
         raise ValueError(f"compression must be one of {sorted(CODECS)}, got {compression!r}")
     _check_sorted(entries)
@@ -652,33 +706,20 @@ def write_hfile(entries: Sequence[tuple[bytes, bytes]], block_size: int = DEFAUL
         block = _block_bytes(DATA_MAGIC, payload, codec)
         index.append((kv_key(first), len(out), len(block)))
         out += block
-        uncompressed += HEADER_SIZE + len(payload)
+        uncompressed += len(payload)
+    metas = meta_blocks or {}
     meta_refs = []
-    for name, payload in sorted((meta_blocks or {}).items()):
-        block = _block_bytes(META_MAGIC, payload, codec)
-        meta_refs.append((name.encode(), len(out), len(block)))
+    for name in _java_hash_map_order([name.encode() for name in metas]):
+        block = _block_bytes(META_MAGIC, metas[name.decode()], codec)
+        meta_refs.append((name, len(out), len(block)))
         out += block
     load_on_open = len(out)
-    root = _root_index(index)
-    out += _block_bytes(ROOT_INDEX_MAGIC, root, codec)
+    out += _block_bytes(ROOT_INDEX_MAGIC, _root_index(index), codec)
     out += _block_bytes(ROOT_INDEX_MAGIC, _root_index(meta_refs), codec)
     info_offset = len(out)
-    out += _block_bytes(FILE_INFO_MAGIC, _file_info_payload(_info(entries, file_info or {})), codec)
-    out += _trailer([(1, info_offset), (2, load_on_open), (3, len(root) + HEADER_SIZE), (4, uncompressed),
-                     (5, len(index)), (6, len(meta_refs)), (7, len(entries)), (8, 1), (9, 0),
-                     (10, index[-1][1] if index else 0), (11, HUDI_COMPARATOR.encode()), (12, codec)])
+    out += _block_bytes(FILE_INFO_MAGIC, _file_info_payload(_info(entries, file_info or {}, create_time)), codec)
+    first_block = index[0][1] if index else 2**64 - 1  # Hudi writes -1 into this uint64 when there is no block
+    out += _trailer([(1, info_offset), (2, load_on_open), (3, uncompressed), (5, len(index)), (6, len(meta_refs)),
+                     (7, len(entries)), (8, 1), (9, first_block), (10, index[-1][1] if index else 0),
+                     (11, HUDI_COMPARATOR.encode()), (12, codec)])
     return bytes(out)
-
-
-def _info(entries: Sequence[tuple[bytes, bytes]], extra: Mapping[bytes, bytes]) -> dict[bytes, bytes]:
-    """The file info: `extra` in its order (so a caller can reproduce a given file's layout), with the values
-    this module computes from the entries taking their places, and the constant keys added where missing."""
-    n = len(entries)
-    info = dict(extra)
-    info.update({AVG_KEY_LEN: struct.pack(">i", sum(len(k) for k, _ in entries) // n if n else 0),
-                 AVG_VALUE_LEN: struct.pack(">i", sum(len(v) for _, v in entries) // n if n else 0)})
-    if entries:
-        info[LAST_KEY] = kv_key(entries[-1][0])
-    info.setdefault(KEY_VALUE_VERSION, struct.pack(">i", 1))
-    info.setdefault(MAX_MEMSTORE_TS_KEY, struct.pack(">q", 0))
-    return info

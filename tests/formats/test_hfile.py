@@ -15,9 +15,16 @@ from support.fixture_tables import fixtures_dir
 from hudi_py_source.errors import HoodieCorruptedDataError
 from hudi_py_source.io.bloom import load_bloom_filter
 from hudi_py_source.io.hfile import (
+    AVG_KEY_LEN,
+    AVG_VALUE_LEN,
     BLOOM_FILTER_META_BLOCK,
     BLOOM_FILTER_TYPE_KEY,
+    CREATE_TIME_TS,
+    KEY_VALUE_VERSION,
+    LAST_KEY,
+    MAX_MEMSTORE_TS_KEY,
     HFileReader,
+    write_hfile,
 )
 from hudi_py_source.storage import Storage
 
@@ -42,6 +49,11 @@ def _reader(name: str) -> HFileReader:
 def _metadata_base_file() -> bytes:
     with zipfile.ZipFile(META_ZIP) as z:
         return z.read(FILES_BASE)
+
+
+def _metadata_hfiles() -> list[str]:
+    with zipfile.ZipFile(META_ZIP) as z:
+        return sorted(n for n in z.namelist() if "/.hoodie/metadata/" in n and n.endswith(".hfile"))
 
 
 SIMPLE = [("hudi_1_0_hbase_2_4_9_16KB_NONE_5000.hfile", 5000), ("hudi_1_0_hbase_2_4_9_64KB_NONE_5000.hfile", 5000),
@@ -165,3 +177,76 @@ def test_corrupt_files_raise_naming_the_file() -> None:
     assert "checksum" in _corrupt(bytes(payload), "bit.hfile")
     cut_middle = data[:50000] + data[60000:]
     _corrupt(cut_middle, "middle.hfile")
+
+
+# Written by Hudi's writer from the entries; the caller gives the rest (schema, key range, bloom filter type).
+COMPUTED_INFO = {LAST_KEY, AVG_KEY_LEN, AVG_VALUE_LEN, CREATE_TIME_TS, KEY_VALUE_VERSION, MAX_MEMSTORE_TS_KEY}
+
+
+@pytest.mark.parametrize("name", _metadata_hfiles())
+def test_writer_reproduces_apache_hudi_metadata_hfiles_byte_for_byte(name: str) -> None:
+    with zipfile.ZipFile(META_ZIP) as z:
+        apache = z.read(name)
+    r = HFileReader(apache, name)
+    ours = write_hfile(list(r), compression="GZ", meta_blocks={n: r.meta_block(n) or b"" for n in r.meta_index},
+                       file_info={k: v for k, v in r.file_info.items() if k not in COMPUTED_INFO},
+                       create_time=int.from_bytes(r.file_info[CREATE_TIME_TS], "big"))
+    assert ours == apache
+
+
+def _round_trip(entries: list[tuple[bytes, bytes]], **kwargs: object) -> HFileReader:
+    r = HFileReader(write_hfile(entries, **kwargs), "ours.hfile")  # type: ignore[arg-type]
+    assert list(r) == entries and len(r) == len(entries)
+    return r
+
+
+@pytest.mark.parametrize("compression", ["NONE", "GZ"])
+def test_round_trip_multi_block(compression: str) -> None:
+    entries = [(_key(i), _value(i) * (i % 7)) for i in range(3000)]
+    r = _round_trip(entries, block_size=4096, compression=compression, file_info={b"schema": b"{}"},
+                    meta_blocks={"bloomFilter": b"bits", "other": b""})
+    assert len(r.data_index) > 10 and r.trailer.codec == (2 if compression == "NONE" else 1)
+    assert r.get(_key(2999)) == entries[2999][1] and r.get(_key(3000)) is None and r.get(b"") is None
+    assert r.get_many([_key(i) for i in range(0, 3100, 97)]) == {_key(i): entries[i][1] for i in range(0, 3000, 97)}
+    assert [k for k, _ in r.keys_with_prefix(b"hudi-key-0000012")] == [_key(i) for i in range(1200, 1300)]
+    assert r.keys_with_prefixes([b"hudi-key-000000001", b"hudi-key-0000029"]) == [
+        e for e in entries if e[0].startswith((b"hudi-key-000000001", b"hudi-key-0000029"))]
+    assert r.meta_block("bloomFilter") == b"bits" and r.meta_block("other") == b"" and r.meta_block("x") is None
+    assert r.file_info[b"schema"] == b"{}" and r.schema() == "{}" and r.last_key() == _key(2999)
+    assert r.file_info[AVG_KEY_LEN] == len(_key(0)).to_bytes(4, "big")
+
+
+def test_round_trip_duplicates_stay_in_one_block_and_long_keys() -> None:
+    dup = [(_key(i // 50), b"v%d" % i) for i in range(500)]
+    r = _round_trip(dup, block_size=256, compression="NONE")
+    assert all(len(set(r.block_cells(i)[0])) == 1 for i in range(len(r.data_index)))
+    assert r.get(_key(3)) == b"v150"
+    long_keys = [(LARGE * 3 + b"%05d" % i, b"x" * i) for i in range(400)]
+    r = _round_trip(long_keys, block_size=2048)
+    assert r.get(long_keys[321][0]) == long_keys[321][1]
+
+
+def test_round_trip_empty_and_single() -> None:
+    r = _round_trip([])
+    assert r.get(b"a") is None and r.last_key() is None and r.data_index == []
+    r = _round_trip([(b"", b"")], compression="NONE")
+    assert r.get(b"") == b""
+
+
+def test_rewrites_hbase_files_entries() -> None:
+    entries = list(_reader("hudi_1_0_hbase_2_4_9_16KB_GZ_20000.hfile"))
+    r = _round_trip(entries, block_size=16 * 1024, compression="GZ")
+    assert r.get(_key(15000)) == _value(15000)
+
+
+def test_writer_refuses_unsorted_entries_and_unknown_codecs() -> None:
+    with pytest.raises(ValueError, match="sorted"):
+        write_hfile([(b"b", b""), (b"a", b"")])
+    with pytest.raises(ValueError, match="compression"):
+        write_hfile([], compression="SNAPPY")
+
+
+def test_damage_to_our_gz_file_is_detected() -> None:
+    data = bytearray(write_hfile([(_key(i), _value(i)) for i in range(100)]))
+    data[100] ^= 0x10
+    _corrupt(bytes(data), "ours.hfile")
