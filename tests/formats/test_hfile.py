@@ -9,6 +9,7 @@ import zipfile
 from pathlib import Path
 
 import fastavro
+import hudi
 import pytest
 from support.fixture_tables import fixtures_dir
 
@@ -250,3 +251,28 @@ def test_damage_to_our_gz_file_is_detected() -> None:
     data = bytearray(write_hfile([(_key(i), _value(i)) for i in range(100)]))
     data[100] ^= 0x10
     _corrupt(bytes(data), "ours.hfile")
+
+
+def _hudi_rs_listing(base: Path) -> list[tuple[str, str]]:
+    table = hudi.HudiTableBuilder.from_base_uri(str(base)).with_hudi_option("hoodie.metadata.enable", "true").build()
+    return sorted((s.partition_path, s.base_file_name) for s in table.get_file_slices())
+
+
+def test_hudi_rs_reads_our_files_partition_base_file(tmp_path: Path) -> None:
+    """hudi-rs lists the table through its metadata table; with the `files` base file replaced by ours (other
+    blocks, other compression) it lists the same, and it does read the values: a damaged one fails it."""
+    with zipfile.ZipFile(META_ZIP) as z:
+        z.extractall(tmp_path)
+    target = tmp_path / FILES_BASE
+    r = HFileReader(target.read_bytes(), FILES_BASE)
+    schema = {b"schema": r.file_info[b"schema"]}
+    expected = _hudi_rs_listing(tmp_path / "v9_txns_simple_meta")
+    assert len(expected) == 5
+    for compression, block_size in (("NONE", 200), ("GZ", 300)):
+        target.write_bytes(write_hfile(list(r), block_size=block_size, compression=compression, file_info=schema))
+        assert len(HFileReader(target.read_bytes()).data_index) == 4
+        assert _hudi_rs_listing(tmp_path / "v9_txns_simple_meta") == expected
+    damaged = [(k, b"\xff\xff\xff" if k == b"region=us" else v) for k, v in r]
+    target.write_bytes(write_hfile(damaged, block_size=200, compression="NONE", file_info=schema))
+    with pytest.raises(Exception, match="bad varint"):
+        _hudi_rs_listing(tmp_path / "v9_txns_simple_meta")
