@@ -14,14 +14,23 @@ reserves the 4 bytes, so the payload ends at `on_disk_data_size_with_header`, no
 
 A cell is `key length (int32) | value length (int32) | key | value | memstore timestamp (Hadoop VLong)`; the
 key is an HBase KeyValue key, `row length (int16) | row | family length (int8) | family | qualifier |
-timestamp (int64) | type (int8)`, of which Hudi uses the row only (its own writer writes nothing after it).
-Hudi compares keys by the row bytes, unsigned lexicographic, so this module does too: every key the API takes
-or returns is the row. Index keys are full KeyValue keys as well, and HBase may shorten them to a "fake" key
-between the last key of one block and the first of the next, so an index key only bounds its block from below.
+timestamp (int64) | type (int8)`, of which Hudi uses the row only (Hudi 1.1 writes an empty family, the latest
+timestamp and type Put; its index keys and LASTKEY are the row with its length and nothing after). Hudi compares
+keys by the row bytes, unsigned lexicographic, so this module does too: every key the API takes or returns is
+the row. HBase may shorten an index key to a "fake" key between the last key of one block and the first of the
+next, so an index key only bounds its block from below.
 
-The reader verifies what it reads (magics, versions, sizes, checksums, decompressed lengths) and raises
-HoodieCorruptedDataError naming the file and the fault, never returning part of a damaged file. Lookups
-(`get_many`, `keys_with_prefix`) decode each data block at most once per call.
+The reader verifies what it reads (magics, versions, sizes, checksums, decompressed lengths, the cell count)
+and raises HoodieCorruptedDataError naming the file and the fault, never returning part of a damaged file.
+Files Hudi writes carry no checksums (type NULL): there a flipped byte in an uncompressed block is caught only
+if it breaks the structure; GZ blocks are still covered by gzip's CRC. Lookups (`get_many`,
+`keys_with_prefixes`) decode each data block at most once per call.
+
+The writer lays files out as Apache Hudi 1.1's HFileWriterImpl does, so that given the same entries, file
+info, meta blocks and creation time its output is byte-identical to Hudi's (the metadata table's base files,
+and the content of its logs' HFILE_DATA_BLOCKs, which is a whole HFile). One deliberate difference: index key
+lengths are written as Hadoop VLongs, as HBase writes them and hudi-rs reads them, where Hudi's writer writes a
+protobuf varint; the two encodings agree while an index key (row and its 2-byte length) is under 128 bytes.
 """
 
 from __future__ import annotations
@@ -604,8 +613,8 @@ def _cell(key: bytes, value: bytes) -> bytes:
 
 
 def _root_index(refs: Sequence[tuple[bytes, int, int]]) -> bytes:
-    """Root index entries. Key lengths are Hadoop VLongs, what HBase, Hudi's and hudi-rs's readers read;
-    Hudi's writer writes protobuf varints, the same bytes for keys under 128 bytes."""
+    """Root index entries. Key lengths are Hadoop VLongs, as HBase writes and hudi-rs reads them; Hudi's
+    writer writes protobuf varints, the same bytes for keys under 128 bytes."""
     return b"".join(struct.pack(">qi", off, size) + _vlong(len(key)) + key for key, off, size in refs)
 
 

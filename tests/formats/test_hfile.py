@@ -27,6 +27,8 @@ from hudi_py_source.io.hfile import (
     HFileReader,
     write_hfile,
 )
+from hudi_py_source.io.log_blocks import BlockType
+from hudi_py_source.io.log_format import iter_log_blocks
 from hudi_py_source.storage import Storage
 
 HFILES = fixtures_dir() / "hudi-rs" / "hfile"
@@ -188,11 +190,27 @@ COMPUTED_INFO = {LAST_KEY, AVG_KEY_LEN, AVG_VALUE_LEN, CREATE_TIME_TS, KEY_VALUE
 def test_writer_reproduces_apache_hudi_metadata_hfiles_byte_for_byte(name: str) -> None:
     with zipfile.ZipFile(META_ZIP) as z:
         apache = z.read(name)
+    assert _rewritten(apache, name) == apache
+
+
+def _rewritten(apache: bytes, name: str) -> bytes:
     r = HFileReader(apache, name)
-    ours = write_hfile(list(r), compression="GZ", meta_blocks={n: r.meta_block(n) or b"" for n in r.meta_index},
+    return write_hfile(list(r), compression="GZ", meta_blocks={n: r.meta_block(n) or b"" for n in r.meta_index},
                        file_info={k: v for k, v in r.file_info.items() if k not in COMPUTED_INFO},
                        create_time=int.from_bytes(r.file_info[CREATE_TIME_TS], "big"))
-    assert ours == apache
+
+
+def test_log_hfile_data_blocks_are_whole_hfiles_we_reproduce() -> None:
+    """The metadata table's log files hold HFILE_DATA_BLOCKs (type 4) whose content is a whole HFile."""
+    blocks = []
+    with zipfile.ZipFile(META_ZIP) as z:
+        for name in z.namelist():
+            if "/.hoodie/metadata/" in name and ".log." in name and "/metadata/.hoodie/" not in name:
+                blocks += [(name, b.content) for b in iter_log_blocks(z.read(name), name)
+                           if b.block_type == BlockType.HFILE_DATA_BLOCK]
+    assert len(blocks) == 74
+    assert sum(len(HFileReader(content, name)) for name, content in blocks) > 74
+    assert all(_rewritten(content, name) == content for name, content in blocks)
 
 
 def _round_trip(entries: list[tuple[bytes, bytes]], **kwargs: object) -> HFileReader:
