@@ -39,7 +39,7 @@ import bisect
 import gzip
 import struct
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -280,15 +280,13 @@ def _parse_trailer(data: bytes) -> Trailer:
 
 
 def _decompress(codec: int, payload: bytes, size: int) -> bytes:
-    if codec == CODEC_NONE:
-        out = payload
-    elif codec == CODEC_GZ:
+    """The payload uncompressed; the reader has refused codecs other than GZ and NONE at open."""
+    out = payload
+    if codec == CODEC_GZ:
         try:
             out = gzip.decompress(payload)
         except (OSError, EOFError, zlib.error) as e:
             raise _Corrupt(f"GZ payload does not decompress: {e}") from None
-    else:
-        raise _Corrupt(f"compression codec {codec} is not supported (GZ and NONE are)")
     if len(out) != size:
         raise _Corrupt(f"payload is {len(out)} bytes uncompressed, header says {size}")
     return out
@@ -419,7 +417,7 @@ class HFileReader:
     in errors. Keys and values are bytes; keys are rows (Hudi's record keys), compared as unsigned bytes.
     """
 
-    data: bytes
+    data: bytes = field(repr=False)
     path: str = "<bytes>"
     trailer: Trailer = field(init=False)
     file_info: dict[bytes, bytes] = field(init=False)
@@ -540,14 +538,25 @@ class HFileReader:
             return value if row == key else None
         return None
 
+    def _cached_cells(self) -> Callable[[int], tuple[list[bytes], list[bytes]]]:
+        """`block_cells` remembering the blocks it decoded, for one bulk lookup: sorted keys revisit a block
+        only while it is the latest one, but a cache keeps the guarantee simple."""
+        cache: dict[int, tuple[list[bytes], list[bytes]]] = {}
+
+        def cells(i: int) -> tuple[list[bytes], list[bytes]]:
+            if i not in cache:
+                cache[i] = self.block_cells(i)
+            return cache[i]
+
+        return cells
+
     def get_many(self, keys: Iterable[bytes]) -> dict[bytes, bytes]:
         """{key: value} of those `keys` the file holds (first cell of each), decoding each data block once."""
-        wanted = sorted(set(keys))
         found: dict[bytes, bytes] = {}
-        cache: dict[int, tuple[list[bytes], list[bytes]]] = {}
-        for key in wanted:
+        cells = self._cached_cells()
+        for key in sorted(set(keys)):
             for i in range(self._start_block(key), len(self.data_index)):
-                rows, values = cache[i] if i in cache else cache.setdefault(i, self.block_cells(i))
+                rows, values = cells(i)
                 j = bisect.bisect_left(rows, key)
                 if j < len(rows):
                     if rows[j] == key:
@@ -567,11 +576,11 @@ class HFileReader:
     def keys_with_prefixes(self, prefixes: Sequence[bytes]) -> list[tuple[bytes, bytes]]:
         """Every (key, value) whose key starts with one of `prefixes`, in key order, each block decoded once:
         the metadata table's column-stats lookups ask for many column/partition prefixes at a time."""
-        cache: dict[int, tuple[list[bytes], list[bytes]]] = {}
+        cells = self._cached_cells()
         out: dict[bytes, bytes] = {}
         for prefix in sorted(set(prefixes)):
             for i in range(self._start_block(prefix), len(self.data_index)):
-                rows, values = cache[i] if i in cache else cache.setdefault(i, self.block_cells(i))
+                rows, values = cells(i)
                 j = bisect.bisect_left(rows, prefix)
                 while j < len(rows) and rows[j].startswith(prefix):
                     out.setdefault(rows[j], values[j])

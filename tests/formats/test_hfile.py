@@ -13,7 +13,7 @@ import hudi
 import pytest
 from support.fixture_tables import fixtures_dir
 
-from hudi_py_source.errors import HoodieCorruptedDataError
+from hudi_py_source.errors import HoodieCorruptedDataError, HoodieUnsupportedFileError
 from hudi_py_source.io.bloom import load_bloom_filter
 from hudi_py_source.io.hfile import (
     AVG_KEY_LEN,
@@ -294,3 +294,12 @@ def test_hudi_rs_reads_our_files_partition_base_file(tmp_path: Path) -> None:
     target.write_bytes(write_hfile(damaged, block_size=200, compression="NONE", file_info=schema))
     with pytest.raises(Exception, match="bad varint"):
         _hudi_rs_listing(tmp_path / "v9_txns_simple_meta")
+
+
+def test_other_codecs_are_unsupported_not_corrupt() -> None:
+    data = write_hfile([(b"k", b"v")], compression="NONE")
+    codec_at = data.rindex(b"Comparator\x60\x02") + len(b"Comparator")
+    snappy = data[:codec_at] + b"\x60\x03" + data[codec_at + 2:]
+    with pytest.raises(HoodieUnsupportedFileError, match="codec 3") as info:
+        HFileReader(snappy, "snappy.hfile")
+    assert info.value.path == "snappy.hfile"
