@@ -1,0 +1,743 @@
+"""HFile v3 reading and writing: the base files and log data blocks of Hudi's metadata table.
+
+The metadata table (`.hoodie/metadata`) keeps its records in HFiles, the HBase file layout Hudi reimplements
+in hudi-io: data blocks of cells, a root data index (with leaf and intermediate index blocks when the index
+outgrows one block), meta blocks (Hudi's bloom filter), a file-info block and a fixed 4096-byte trailer whose
+body is a protobuf `TrailerProto`. The load-on-open section (root data index, meta index, file info) starts at
+the trailer's `load_on_open_data_offset`.
+
+Every block has a 33-byte header (magic, on-disk size without header, uncompressed size without header,
+previous block offset, checksum type, bytes per checksum, on-disk data size with header), the payload
+(compressed with the file's codec, GZ or NONE here) and checksums: one 4-byte CRC per `bytes_per_checksum`
+chunk of header + payload. HBase writes CRC32C (type 2); Hudi's own writer writes type NULL (0) but still
+reserves the 4 bytes, so the payload ends at `on_disk_data_size_with_header`, not at a computed checksum size.
+
+A cell is `key length (int32) | value length (int32) | key | value | memstore timestamp (Hadoop VLong)`; the
+key is an HBase KeyValue key, `row length (int16) | row | family length (int8) | family | qualifier |
+timestamp (int64) | type (int8)`, of which Hudi uses the row only (Hudi 1.1 writes an empty family, the latest
+timestamp and type Put; its index keys and LASTKEY are the row with its length and nothing after). Hudi compares
+keys by the row bytes, unsigned lexicographic, so this module does too: every key the API takes or returns is
+the row. HBase may shorten an index key to a "fake" key between the last key of one block and the first of the
+next, so an index key only bounds its block from below.
+
+The reader verifies what it reads (magics, versions, sizes, checksums, decompressed lengths, the cell count)
+and raises HoodieCorruptedDataError naming the file and the fault, never returning part of a damaged file.
+Files Hudi writes carry no checksums (type NULL): there a flipped byte in an uncompressed block is caught only
+if it breaks the structure; GZ blocks are still covered by gzip's CRC. Lookups (`get_many`,
+`keys_with_prefixes`) decode each data block at most once per call.
+
+The writer lays files out as Apache Hudi 1.1's HFileWriterImpl does, so that given the same entries, file
+info, meta blocks and creation time its output is byte-identical to Hudi's (the metadata table's base files,
+and the content of its logs' HFILE_DATA_BLOCKs, which is a whole HFile). One deliberate difference: index key
+lengths are written as Hadoop VLongs, as HBase writes them and hudi-rs reads them, where Hudi's writer writes a
+protobuf varint; the two encodings agree while an index key (row and its 2-byte length) is under 128 bytes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import gzip
+import struct
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..errors import HoodieCorruptedDataError, HoodieUnsupportedFileError
+from ..storage import Storage
+
+DATA_MAGIC = b"DATABLK*"
+ENCODED_DATA_MAGIC = b"DATABLKE"
+LEAF_INDEX_MAGIC = b"IDXLEAF2"
+INTERMEDIATE_INDEX_MAGIC = b"IDXINTE2"
+ROOT_INDEX_MAGIC = b"IDXROOT2"
+META_MAGIC = b"METABLKc"
+FILE_INFO_MAGIC = b"FILEINF2"
+TRAILER_MAGIC = b'TRABLK"$'
+
+TRAILER_SIZE = 4096
+HEADER_SIZE = 33
+BYTES_PER_CHECKSUM = 16 * 1024
+PBUF_MAGIC = b"PBUF"
+
+CODEC_GZ = 1
+CODEC_NONE = 2
+CODECS = {"GZ": CODEC_GZ, "NONE": CODEC_NONE}
+
+CHECKSUM_NULL = 0
+CHECKSUM_CRC32 = 1
+CHECKSUM_CRC32C = 2
+
+# File-info keys found in the HFiles HBase 2.4 and Hudi 1.1 wrote: LASTKEY is the full KeyValue key of the last
+# cell (absent when empty); AVG_KEY_LEN and AVG_VALUE_LEN int32 (Hudi 1.1 averages the row, HBase the full key);
+# MAX_MEMSTORE_TS_KEY and CREATE_TIME_TS int64; KEY_VALUE_VERSION int32 1. Hudi adds its Avro schema (JSON),
+# record key range and bloom filter type; the bloom filter itself is meta block `bloomFilter`.
+LAST_KEY = b"hfile.LASTKEY"
+AVG_KEY_LEN = b"hfile.AVG_KEY_LEN"
+AVG_VALUE_LEN = b"hfile.AVG_VALUE_LEN"
+CREATE_TIME_TS = b"hfile.CREATE_TIME_TS"
+MAX_MEMSTORE_TS_KEY = b"MAX_MEMSTORE_TS_KEY"
+MAX_TAGS_LEN = b"hfile.MAX_TAGS_LEN"
+KEY_VALUE_VERSION = b"KEY_VALUE_VERSION"
+SCHEMA_KEY = b"schema"
+MIN_RECORD_KEY = b"minRecordKey"
+MAX_RECORD_KEY = b"maxRecordKey"
+BLOOM_FILTER_TYPE_KEY = b"bloomFilterTypeCode"
+BLOOM_FILTER_META_BLOCK = "bloomFilter"
+
+# Hudi's writer names this comparator in the trailer of every HFile it writes.
+HUDI_COMPARATOR = "org.apache.hudi.io.storage.HoodieHBaseKVComparator"
+DEFAULT_BLOCK_SIZE = 1024 * 1024
+
+
+class _Corrupt(Exception):
+    """A fault found while parsing; the reader turns it into HoodieCorruptedDataError naming the file."""
+
+
+# --- primitive encodings -----------------------------------------------------------------------------------
+
+
+def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """Protobuf base-128 varint at `pos`: (value, position after it)."""
+    value = shift = 0
+    while True:
+        if pos >= len(buf) or shift > 63:
+            raise _Corrupt("protobuf varint runs past its buffer")
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, pos
+        shift += 7
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _read_vlong(buf: bytes, pos: int) -> tuple[int, int]:
+    """Hadoop WritableUtils VLong at `pos` (index key lengths, memstore timestamps): (value, next position)."""
+    if pos >= len(buf):
+        raise _Corrupt("Hadoop VLong runs past its buffer")
+    first = buf[pos] - 256 if buf[pos] > 127 else buf[pos]
+    if first >= -112:
+        return first, pos + 1
+    size = -119 - first if first < -120 else -111 - first
+    if pos + size > len(buf):
+        raise _Corrupt("Hadoop VLong runs past its buffer")
+    value = int.from_bytes(buf[pos + 1:pos + size], "big")
+    return (~value if first < -120 else value), pos + size
+
+
+def _vlong(value: int) -> bytes:
+    """Hadoop WritableUtils.writeVLong: one byte for -112..127, else a length byte and big-endian bytes."""
+    if -112 <= value <= 127:
+        return struct.pack(">b", value)
+    marker = -120 if value < 0 else -112
+    magnitude = ~value if value < 0 else value
+    size = (magnitude.bit_length() + 7) // 8
+    return struct.pack(">b", marker - size) + magnitude.to_bytes(size, "big")
+
+
+def _proto_fields(buf: bytes) -> Iterator[tuple[int, int | bytes]]:
+    """(field number, varint value or length-delimited bytes) of a protobuf message; the wire types HFile's
+    messages use (0 and 2) only."""
+    pos = 0
+    while pos < len(buf):
+        tag, pos = _read_varint(buf, pos)
+        number, wire = tag >> 3, tag & 7
+        if wire == 0:
+            value, pos = _read_varint(buf, pos)
+            yield number, value
+        elif wire == 2:
+            length, pos = _read_varint(buf, pos)
+            if pos + length > len(buf):
+                raise _Corrupt("protobuf field runs past its message")
+            yield number, buf[pos:pos + length]
+            pos += length
+        else:
+            raise _Corrupt(f"protobuf wire type {wire} is not used by HFile")
+
+
+def _proto_varint_field(number: int, value: int) -> bytes:
+    return _varint(number << 3) + _varint(value)
+
+
+def _proto_bytes_field(number: int, value: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(value)) + value
+
+
+@lru_cache(maxsize=1)
+def _crc32c_table() -> tuple[int, ...]:
+    table = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return tuple(table)
+
+
+def _crc32c(data: bytes) -> int:
+    """CRC32C (Castagnoli), HBase's default block checksum; plain table-driven, as the standard library has
+    only CRC32."""
+    table = _crc32c_table()
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def _checksum(kind: int, chunk: bytes) -> int:
+    return zlib.crc32(chunk) if kind == CHECKSUM_CRC32 else _crc32c(chunk)
+
+
+# --- keys --------------------------------------------------------------------------------------------------
+
+
+def row_of(key: bytes) -> bytes:
+    """The row of an HBase KeyValue key (`row length (int16) | row | ...`): what Hudi calls the record key."""
+    if len(key) < 2:
+        raise _Corrupt(f"key of {len(key)} bytes has no row length")
+    (n,) = struct.unpack_from(">H", key, 0)
+    if 2 + n > len(key):
+        raise _Corrupt(f"key row length {n} runs past the key of {len(key)} bytes")
+    return key[2:2 + n]
+
+
+def kv_key(row: bytes) -> bytes:
+    """The key Hudi's writer stores for a record key: the row with its length and nothing after it."""
+    if len(row) > 0x7FFF:
+        raise ValueError(f"HFile keys are at most 32767 bytes, got {len(row)}")
+    return struct.pack(">H", len(row)) + row
+
+
+# --- blocks ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BlockRef:
+    """An index entry: where a block is and the key its block starts at or after (the row only)."""
+
+    first_row: bytes
+    offset: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Trailer:
+    """The fixed trailer: versions and the `TrailerProto` fields this module uses."""
+
+    major_version: int
+    minor_version: int
+    file_info_offset: int
+    load_on_open_offset: int
+    uncompressed_data_index_size: int
+    total_uncompressed_bytes: int
+    data_index_count: int
+    meta_index_count: int
+    entry_count: int
+    num_data_index_levels: int
+    first_data_block_offset: int
+    last_data_block_offset: int
+    comparator: str
+    codec: int
+
+
+_TRAILER_FIELDS = {1: "file_info_offset", 2: "load_on_open_offset", 3: "uncompressed_data_index_size",
+                   4: "total_uncompressed_bytes", 5: "data_index_count", 6: "meta_index_count", 7: "entry_count",
+                   8: "num_data_index_levels", 9: "first_data_block_offset", 10: "last_data_block_offset",
+                   11: "comparator", 12: "codec"}
+
+
+def _parse_trailer(data: bytes) -> Trailer:
+    if len(data) < TRAILER_SIZE:
+        raise _Corrupt(f"file of {len(data)} bytes is shorter than the {TRAILER_SIZE}-byte HFile trailer")
+    t = data[len(data) - TRAILER_SIZE:]
+    if t[:8] != TRAILER_MAGIC:
+        raise _Corrupt(f"bad trailer magic {t[:8]!r} (expected {TRAILER_MAGIC!r})")
+    minor, major = t[-4], int.from_bytes(t[-3:], "big")
+    if major != 3:
+        raise _Corrupt(f"HFile trailer version {major}.{minor}; only version 3 is read")
+    length, pos = _read_varint(t, 8)
+    if pos + length > TRAILER_SIZE - 4:
+        raise _Corrupt(f"trailer protobuf of {length} bytes runs past the trailer")
+    values: dict[str, int | str] = {"num_data_index_levels": 1, "codec": CODEC_NONE, "comparator": ""}
+    for number, value in _proto_fields(t[pos:pos + length]):
+        name = _TRAILER_FIELDS.get(number)
+        if name == "comparator" and isinstance(value, bytes):
+            values[name] = value.decode("utf-8", "replace")
+        elif name is not None and isinstance(value, int):
+            values[name] = value
+    for name in _TRAILER_FIELDS.values():
+        values.setdefault(name, 0)
+    return Trailer(major_version=major, minor_version=minor, **values)  # type: ignore[arg-type]
+
+
+def _decompress(codec: int, payload: bytes, size: int) -> bytes:
+    """The payload uncompressed; the reader has refused codecs other than GZ and NONE at open."""
+    out = payload
+    if codec == CODEC_GZ:
+        try:
+            out = gzip.decompress(payload)
+        except (OSError, EOFError, zlib.error) as e:
+            raise _Corrupt(f"GZ payload does not decompress: {e}") from None
+    if len(out) != size:
+        raise _Corrupt(f"payload is {len(out)} bytes uncompressed, header says {size}")
+    return out
+
+
+def _verify_checksums(block: memoryview, kind: int, per_chunk: int, data_end: int, end: int) -> None:
+    if kind == CHECKSUM_NULL:
+        return
+    if kind not in (CHECKSUM_CRC32, CHECKSUM_CRC32C):
+        raise _Corrupt(f"unknown checksum type {kind}")
+    if per_chunk <= 0:
+        raise _Corrupt(f"bytes per checksum {per_chunk} is not positive")
+    chunks = -(-data_end // per_chunk)
+    if data_end + 4 * chunks > end:
+        raise _Corrupt(f"{chunks} checksums do not fit the block")
+    for i in range(chunks):
+        chunk = bytes(block[i * per_chunk:min((i + 1) * per_chunk, data_end)])
+        (stored,) = struct.unpack_from(">I", block, data_end + 4 * i)
+        if _checksum(kind, chunk) != stored:
+            raise _Corrupt(f"block checksum mismatch in chunk {i}")
+
+
+def _read_block(data: bytes, offset: int, limit: int, codec: int, magics: tuple[bytes, ...]) -> tuple[bytes, int]:
+    """(uncompressed payload, offset after the block) of the block at `offset`, which must end by `limit` and
+    have one of `magics`; checks its sizes and checksums."""
+    if offset < 0 or offset + HEADER_SIZE > limit:
+        raise _Corrupt(f"block at offset {offset} runs past the end of the block section ({limit})")
+    magic = data[offset:offset + 8]
+    if magic not in magics:
+        raise _Corrupt(f"bad block magic {magic!r} at offset {offset} (expected {' or '.join(map(repr, magics))})")
+    on_disk, size, _, kind, per_chunk, data_size = struct.unpack_from(">iiqBii", data, offset + 8)
+    end = offset + HEADER_SIZE + on_disk
+    if on_disk < 0 or size < 0 or end > limit or not HEADER_SIZE <= data_size <= HEADER_SIZE + on_disk:
+        raise _Corrupt(f"block at offset {offset} has impossible sizes (on disk {on_disk}, "
+                       f"uncompressed {size}, data with header {data_size}) or runs past {limit}")
+    _verify_checksums(memoryview(data)[offset:end], kind, per_chunk, data_size, end - offset)
+    try:
+        return _decompress(codec, data[offset + HEADER_SIZE:offset + data_size], size), end
+    except _Corrupt as e:
+        raise _Corrupt(f"block at offset {offset}: {e}") from None
+
+
+def _root_entries(payload: bytes, count: int, structured: bool) -> list[BlockRef]:
+    """Entries of a root index block: offset (int64), on-disk size (int32), key (VLong length + bytes)."""
+    refs, pos = [], 0
+    for _ in range(count):
+        if pos + 12 > len(payload):
+            raise _Corrupt("root index entry runs past its block")
+        offset, size = struct.unpack_from(">qi", payload, pos)
+        length, pos = _read_vlong(payload, pos + 12)
+        if length < 0 or pos + length > len(payload):
+            raise _Corrupt(f"root index key of {length} bytes runs past its block")
+        key = payload[pos:pos + length]
+        pos += length
+        refs.append(BlockRef(row_of(key) if structured else key, offset, size))
+    return refs
+
+
+def _non_root_entries(payload: bytes) -> list[BlockRef]:
+    """Entries of a leaf or intermediate index block: count, secondary index of entry offsets, then per entry
+    offset (int64), on-disk size (int32) and the key filling the rest of the entry."""
+    if len(payload) < 4:
+        raise _Corrupt("index block too short for its entry count")
+    (count,) = struct.unpack_from(">i", payload, 0)
+    base = 4 + 4 * (count + 1)
+    if count < 0 or base > len(payload):
+        raise _Corrupt(f"index block entry count {count} does not fit the block")
+    starts = struct.unpack_from(f">{count + 1}i", payload, 4)
+    refs = []
+    for i in range(count):
+        pos, end = base + starts[i], base + starts[i + 1]
+        if not base <= pos <= end - 12 or end > len(payload):
+            raise _Corrupt(f"index entry {i} has impossible bounds")
+        offset, size = struct.unpack_from(">qi", payload, pos)
+        refs.append(BlockRef(row_of(payload[pos + 12:end]), offset, size))
+    return refs
+
+
+def _cells(payload: bytes, with_tags: bool) -> tuple[list[bytes], list[bytes]]:
+    """(rows, values) of a data block's cells, in order."""
+    rows, values, pos, n = [], [], 0, len(payload)
+    unpack = struct.unpack_from
+    while pos < n:
+        if pos + 10 > n:
+            raise _Corrupt(f"cell at {pos} of a data block runs past the block")
+        key_len, value_len, row_len = unpack(">iiH", payload, pos)
+        key_at = pos + 8
+        value_at = key_at + key_len
+        pos = value_at + value_len
+        if key_len < 2 + row_len or value_len < 0 or pos > n:
+            raise _Corrupt(f"cell at {key_at - 8} of a data block has impossible lengths")
+        rows.append(payload[key_at + 2:key_at + 2 + row_len])
+        values.append(payload[value_at:pos])
+        if with_tags:
+            if pos + 2 > n:
+                raise _Corrupt("cell tags length runs past the block")
+            pos += 2 + unpack(">H", payload, pos)[0]
+        _, pos = _read_vlong(payload, pos)
+    if pos != n:
+        raise _Corrupt("last cell of a data block runs past the block")
+    return rows, values
+
+
+def _file_info(payload: bytes) -> dict[bytes, bytes]:
+    if payload[:4] != PBUF_MAGIC:
+        raise _Corrupt("file info block lacks its PBUF magic")
+    length, pos = _read_varint(payload, 4)
+    if pos + length > len(payload):
+        raise _Corrupt("file info protobuf runs past its block")
+    info = {}
+    for number, pair in _proto_fields(payload[pos:pos + length]):
+        if number == 1 and isinstance(pair, bytes):
+            parts = dict(_proto_fields(pair))
+            first, second = parts.get(1, b""), parts.get(2, b"")
+            if isinstance(first, bytes) and isinstance(second, bytes):
+                info[first] = second
+    return info
+
+
+# --- the reader --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class HFileReader:
+    """An HFile read from its bytes: trailer, file info, indexes up front, data blocks on demand.
+
+    Open with `HFileReader(data, path)` or `HFileReader.open(storage, rel_path)`; `path` only names the file
+    in errors. Keys and values are bytes; keys are rows (Hudi's record keys), compared as unsigned bytes.
+    """
+
+    data: bytes = field(repr=False)
+    path: str = "<bytes>"
+    trailer: Trailer = field(init=False)
+    file_info: dict[bytes, bytes] = field(init=False)
+    data_index: list[BlockRef] = field(init=False)
+    meta_index: dict[str, BlockRef] = field(init=False)
+    _first_rows: list[bytes] = field(init=False, repr=False)
+    _with_tags: bool = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        try:
+            self._load()
+        except _Corrupt as e:
+            raise self._error(str(e)) from None
+
+    @classmethod
+    def open(cls, storage: Storage, rel_path: str) -> HFileReader:
+        return cls(storage.read_bytes(rel_path), rel_path)
+
+    def _error(self, what: str) -> HoodieCorruptedDataError:
+        return HoodieCorruptedDataError(f"HFile {self.path} is corrupt: {what}", path=self.path)
+
+    @property
+    def _limit(self) -> int:
+        return len(self.data) - TRAILER_SIZE
+
+    def _block(self, offset: int, *magics: bytes) -> tuple[bytes, int]:
+        return _read_block(self.data, offset, self._limit, self.trailer.codec, magics)
+
+    def _load(self) -> None:
+        self.trailer = t = _parse_trailer(self.data)
+        if t.codec not in CODECS.values():
+            raise HoodieUnsupportedFileError(f"HFile {self.path}: compression codec {t.codec} is not supported "
+                                             "(GZ and NONE are)", feature=f"hfile codec {t.codec}", path=self.path)
+        root, pos = self._block(t.load_on_open_offset, ROOT_INDEX_MAGIC)
+        self.data_index = self._leaf_refs(_root_entries(root, t.data_index_count, True), t.num_data_index_levels)
+        meta, pos = self._block(pos, ROOT_INDEX_MAGIC)
+        self.meta_index = {r.first_row.decode("utf-8", "replace"): r
+                           for r in _root_entries(meta, t.meta_index_count, False)}
+        info, _ = self._block(pos, FILE_INFO_MAGIC)
+        self.file_info = _file_info(info)
+        self._first_rows = [r.first_row for r in self.data_index]
+        self._with_tags = MAX_TAGS_LEN in self.file_info
+
+    def _leaf_refs(self, refs: list[BlockRef], levels: int) -> list[BlockRef]:
+        """The data block entries under a root index of `levels` levels, descending through intermediate and
+        leaf index blocks."""
+        for level in range(levels - 1, 0, -1):
+            magic = LEAF_INDEX_MAGIC if level == 1 else INTERMEDIATE_INDEX_MAGIC
+            refs = [child for ref in refs for child in _non_root_entries(self._block(ref.offset, magic)[0])]
+        return refs
+
+    def __len__(self) -> int:
+        return self.trailer.entry_count
+
+    def meta_block(self, name: str) -> bytes | None:
+        """The payload of meta block `name` (Hudi's bloom filter is `bloomFilter`), or None."""
+        ref = self.meta_index.get(name)
+        if ref is None:
+            return None
+        try:
+            return self._block(ref.offset, META_MAGIC)[0]
+        except _Corrupt as e:
+            raise self._error(str(e)) from None
+
+    def schema(self) -> str | None:
+        """The Avro schema Hudi stores in the file info (`schema`), as JSON text, or None."""
+        raw = self.file_info.get(SCHEMA_KEY)
+        return None if raw is None else raw.decode("utf-8")
+
+    def last_key(self) -> bytes | None:
+        """The row of the file info's LASTKEY, or None for an empty file."""
+        raw = self.file_info.get(LAST_KEY)
+        if not raw:
+            return None
+        try:
+            return row_of(raw)
+        except _Corrupt as e:
+            raise self._error(f"LASTKEY: {e}") from None
+
+    def block_cells(self, i: int) -> tuple[list[bytes], list[bytes]]:
+        """(rows, values) of data block `i`."""
+        ref = self.data_index[i]
+        try:
+            payload, end = self._block(ref.offset, DATA_MAGIC)
+            if end - ref.offset != ref.size:
+                raise _Corrupt(f"data block at {ref.offset} is {end - ref.offset} bytes, index says {ref.size}")
+            return _cells(payload, self._with_tags)
+        except _Corrupt as e:
+            raise self._error(str(e)) from None
+
+    def items(self) -> Iterator[tuple[bytes, bytes]]:
+        """Every (key, value) in file order; checks the count against the trailer at the end."""
+        count = 0
+        for i in range(len(self.data_index)):
+            rows, values = self.block_cells(i)
+            count += len(rows)
+            yield from zip(rows, values, strict=True)
+        if count != self.trailer.entry_count:
+            raise self._error(f"{count} cells read, trailer says {self.trailer.entry_count}")
+
+    __iter__ = items
+
+    def _start_block(self, key: bytes) -> int:
+        """The first block that may hold `key`: the one before the first whose index key is >= `key`, as an
+        index key may equal a key that also ends the previous block (duplicates) or be a shortened fake key."""
+        return max(bisect.bisect_left(self._first_rows, key) - 1, 0)
+
+    def _scan_from(self, key: bytes) -> Iterator[tuple[bytes, bytes]]:
+        """(key, value) pairs from the first that is >= `key` on, decoding blocks as the scan reaches them."""
+        for i in range(self._start_block(key), len(self.data_index)):
+            rows, values = self.block_cells(i)
+            start = bisect.bisect_left(rows, key)
+            yield from zip(rows[start:], values[start:], strict=True)
+
+    def get(self, key: bytes) -> bytes | None:
+        """The value of the first cell whose key is `key`, or None."""
+        for row, value in self._scan_from(key):
+            return value if row == key else None
+        return None
+
+    def _cached_cells(self) -> Callable[[int], tuple[list[bytes], list[bytes]]]:
+        """`block_cells` remembering the blocks it decoded, for one bulk lookup: sorted keys revisit a block
+        only while it is the latest one, but a cache keeps the guarantee simple."""
+        cache: dict[int, tuple[list[bytes], list[bytes]]] = {}
+
+        def cells(i: int) -> tuple[list[bytes], list[bytes]]:
+            if i not in cache:
+                cache[i] = self.block_cells(i)
+            return cache[i]
+
+        return cells
+
+    def get_many(self, keys: Iterable[bytes]) -> dict[bytes, bytes]:
+        """{key: value} of those `keys` the file holds (first cell of each), decoding each data block once."""
+        found: dict[bytes, bytes] = {}
+        cells = self._cached_cells()
+        for key in sorted(set(keys)):
+            for i in range(self._start_block(key), len(self.data_index)):
+                rows, values = cells(i)
+                j = bisect.bisect_left(rows, key)
+                if j < len(rows):
+                    if rows[j] == key:
+                        found[key] = values[j]
+                    break
+        return found
+
+    def keys_with_prefix(self, prefix: bytes) -> list[tuple[bytes, bytes]]:
+        """Every (key, value) whose key starts with `prefix`, in order."""
+        out = []
+        for row, value in self._scan_from(prefix):
+            if not row.startswith(prefix):
+                break
+            out.append((row, value))
+        return out
+
+    def keys_with_prefixes(self, prefixes: Sequence[bytes]) -> list[tuple[bytes, bytes]]:
+        """Every (key, value) whose key starts with one of `prefixes`, in key order, each block decoded once:
+        the metadata table's column-stats lookups ask for many column/partition prefixes at a time."""
+        cells = self._cached_cells()
+        out: dict[bytes, bytes] = {}
+        for prefix in sorted(set(prefixes)):
+            for i in range(self._start_block(prefix), len(self.data_index)):
+                rows, values = cells(i)
+                j = bisect.bisect_left(rows, prefix)
+                while j < len(rows) and rows[j].startswith(prefix):
+                    out.setdefault(rows[j], values[j])
+                    j += 1
+                if j < len(rows):
+                    break
+        return sorted(out.items())
+
+
+# --- the writer --------------------------------------------------------------------------------------------
+
+# What Hudi's writer puts after the row of every cell key: empty family, LATEST_TIMESTAMP, type Put.
+_CELL_KEY_SUFFIX = b"\x00" + struct.pack(">qb", 2**63 - 1, 4)
+# Java GZIPOutputStream's header: no flags, mtime 0, no extra flags, OS 0 (Python's gzip module writes 255).
+_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x00"
+
+
+def _gzip(payload: bytes) -> bytes:
+    """GZ as Java's GZIPOutputStream writes it (deflate level 6, memLevel 8), byte for byte."""
+    deflate = zlib.compressobj(6, zlib.DEFLATED, -15, 8)
+    body = deflate.compress(payload) + deflate.flush()
+    return _GZIP_HEADER + body + struct.pack("<II", zlib.crc32(payload), len(payload) & 0xFFFFFFFF)
+
+
+def _block_bytes(magic: bytes, payload: bytes, codec: int) -> bytes:
+    """A block as Hudi's writer lays it out: header (previous offset -1, checksum type NULL), the payload
+    compressed with `codec`, and the zeroed 4 bytes per 16 KB of header + payload Hudi reserves for checksums."""
+    body = _gzip(payload) if codec == CODEC_GZ else payload
+    data_size = HEADER_SIZE + len(body)
+    checksums = 4 * -(-data_size // BYTES_PER_CHECKSUM)
+    header = magic + struct.pack(">iiqBii", len(body) + checksums, len(payload), -1, CHECKSUM_NULL,
+                                 BYTES_PER_CHECKSUM, data_size)
+    return header + body + bytes(checksums)
+
+
+def _cell(key: bytes, value: bytes) -> bytes:
+    k = kv_key(key) + _CELL_KEY_SUFFIX
+    return struct.pack(">ii", len(k), len(value)) + k + value + b"\x00"
+
+
+def _root_index(refs: Sequence[tuple[bytes, int, int]]) -> bytes:
+    """Root index entries. Key lengths are Hadoop VLongs, as HBase writes and hudi-rs reads them; Hudi's
+    writer writes protobuf varints, the same bytes for keys under 128 bytes."""
+    return b"".join(struct.pack(">qi", off, size) + _vlong(len(key)) + key for key, off, size in refs)
+
+
+def _java_hash(key: bytes) -> int:
+    """Java's String.hashCode of the UTF-8 text `key`, over UTF-16 code units."""
+    units = key.decode("utf-8", "surrogatepass").encode("utf-16-be", "surrogatepass")
+    h = 0
+    for (unit,) in struct.iter_unpack(">H", units):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return h
+
+
+def _java_hash_map_order(keys: Sequence[bytes]) -> list[bytes]:
+    """`keys` (in insertion order) as a java.util.HashMap iterates them: Hudi's writer keeps file info and
+    meta blocks in HashMaps, so this order makes our files byte-identical to its."""
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(key: bytes) -> int:
+        h = _java_hash(key)
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(keys, key=bucket)
+
+
+def _file_info_payload(info: Mapping[bytes, bytes]) -> bytes:
+    pairs = b"".join(_proto_bytes_field(1, _proto_bytes_field(1, k) + _proto_bytes_field(2, info[k]))
+                     for k in _java_hash_map_order(list(info)))
+    return PBUF_MAGIC + _varint(len(pairs)) + pairs
+
+
+def _trailer(fields: Sequence[tuple[int, int | bytes]]) -> bytes:
+    body = b"".join(_proto_bytes_field(n, v) if isinstance(v, bytes) else _proto_varint_field(n, v)
+                    for n, v in fields)
+    head = TRAILER_MAGIC + _varint(len(body)) + body
+    return head + bytes(TRAILER_SIZE - 4 - len(head)) + struct.pack(">I", 3)
+
+
+def _data_blocks(entries: Sequence[tuple[bytes, bytes]], block_size: int) -> list[tuple[bytes, bytes]]:
+    """(first key, payload) of each data block, split as Hudi's writer does: a cell that would take the block
+    past `block_size` starts a new one, unless its key equals the block's last (equal keys share a block)."""
+    blocks: list[tuple[bytes, bytes]] = []
+    current: list[bytes] = []
+    first = last = b""
+    size = 0
+    for key, value in entries:
+        cell = _cell(key, value)
+        if current and key != last and size + len(cell) > block_size:
+            blocks.append((first, b"".join(current)))
+            current, size = [], 0
+        if not current:
+            first = key
+        current.append(cell)
+        size += len(cell)
+        last = key
+    if current:
+        blocks.append((first, b"".join(current)))
+    return blocks
+
+
+def _check_sorted(entries: Sequence[tuple[bytes, bytes]]) -> None:
+    for (a, _), (b, _) in zip(entries, entries[1:], strict=False):
+        if b < a:
+            raise ValueError(f"HFile entries must be sorted by key: {b!r} after {a!r}")
+
+
+def _info(entries: Sequence[tuple[bytes, bytes]], extra: Mapping[bytes, bytes], create_time: int) -> dict[bytes, bytes]:
+    """The file info as Hudi's writer fills it: MAX_MEMSTORE_TS_KEY, the caller's keys, then LASTKEY (the row
+    with its length; empty for an empty file), the averages (of rows and values), the creation time and
+    KEY_VALUE_VERSION unless given."""
+    n = len(entries)
+    info = {MAX_MEMSTORE_TS_KEY: struct.pack(">q", 0), **extra,
+            LAST_KEY: kv_key(entries[-1][0]) if entries else b"",
+            AVG_KEY_LEN: struct.pack(">i", sum(len(k) for k, _ in entries) // n if n else 0),
+            CREATE_TIME_TS: struct.pack(">q", create_time),
+            AVG_VALUE_LEN: struct.pack(">i", sum(len(v) for _, v in entries) // n if n else 0)}
+    info.setdefault(KEY_VALUE_VERSION, struct.pack(">i", 1))
+    return info
+
+
+def write_hfile(entries: Sequence[tuple[bytes, bytes]], block_size: int = DEFAULT_BLOCK_SIZE,
+                compression: str = "GZ", file_info: Mapping[bytes, bytes] | None = None,
+                meta_blocks: Mapping[str, bytes] | None = None, create_time: int = 0) -> bytes:
+    """An HFile v3 holding `entries` (sorted (key, value); equal keys allowed), laid out as Apache Hudi 1.1's
+    writer lays it out: data blocks of about `block_size` bytes, one meta block per `meta_blocks` entry (Hudi
+    puts its bloom filter in `bloomFilter`), a one-level root data index, the meta index, the file info
+    (`file_info` plus what Hudi computes; `create_time` is CREATE_TIME_TS in epoch millis) and the trailer.
+    Every block is compressed with `compression` (GZ or NONE) and has checksum type NULL."""
+    if compression not in CODECS:
+        raise ValueError(f"compression must be one of {sorted(CODECS)}, got {compression!r}")
+    _check_sorted(entries)
+    codec = CODECS[compression]
+    out = bytearray()
+    index: list[tuple[bytes, int, int]] = []
+    uncompressed = 0
+    for first, payload in _data_blocks(entries, block_size):
+        block = _block_bytes(DATA_MAGIC, payload, codec)
+        index.append((kv_key(first), len(out), len(block)))
+        out += block
+        uncompressed += len(payload)
+    metas = meta_blocks or {}
+    meta_refs = []
+    for name in _java_hash_map_order([name.encode() for name in metas]):
+        block = _block_bytes(META_MAGIC, metas[name.decode()], codec)
+        meta_refs.append((name, len(out), len(block)))
+        out += block
+    load_on_open = len(out)
+    out += _block_bytes(ROOT_INDEX_MAGIC, _root_index(index), codec)
+    out += _block_bytes(ROOT_INDEX_MAGIC, _root_index(meta_refs), codec)
+    info_offset = len(out)
+    out += _block_bytes(FILE_INFO_MAGIC, _file_info_payload(_info(entries, file_info or {}, create_time)), codec)
+    first_block = index[0][1] if index else 2**64 - 1  # Hudi writes -1 into this uint64 when there is no block
+    out += _trailer([(1, info_offset), (2, load_on_open), (3, uncompressed), (5, len(index)), (6, len(meta_refs)),
+                     (7, len(entries)), (8, 1), (9, first_block), (10, index[-1][1] if index else 0),
+                     (11, HUDI_COMPARATOR.encode()), (12, codec)])
+    return bytes(out)
