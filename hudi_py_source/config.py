@@ -519,6 +519,11 @@ SKIP_CORRUPT_LOG_BLOCKS = define(
     "hoodie.pyhudi.read.skip.corrupt.log.blocks", False, bool,
     "pyhudi's own key (Hudi has none): read on past a damaged log block of a completed commit, dropping its "
     "records, instead of failing. Torn blocks of writes that never committed are always skipped.")
+READ_METADATA_LISTING = define(
+    "hoodie.pyhudi.read.metadata.listing", False, bool,
+    "pyhudi's own key: a snapshot or read-optimized query lists the table's files from its metadata table's "
+    "`files` partition instead of storage. Off by default while the metadata read path is new (Hudi's readers "
+    "use the metadata table whenever hoodie.metadata.enable).")
 
 # --- Spark SQL ---------------------------------------------------------------------------------------
 SQL_INSERT_INTO_OPERATION = define("hoodie.spark.sql.insert.into.operation", "insert", str,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ..config import AS_OF_INSTANT, QUERY_TYPE, HoodieConfig
+from ..config import AS_OF_INSTANT, QUERY_TYPE, READ_METADATA_LISTING, HoodieConfig
 from ..storage import Storage
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
@@ -32,7 +32,7 @@ def plan_snapshot(storage: Storage, cfg: HoodieConfig, predicates: list[Predicat
     """The plan of a snapshot or read-optimized query (`query.type`) as of `as_of` (None: the latest instant)."""
     query_type = cfg.get(QUERY_TYPE)
     as_of = resolve_as_of(cfg, as_of)
-    table = HoodieTable.load(storage)
+    table = HoodieTable.load(storage, metadata_listing=cfg.get(READ_METADATA_LISTING))
     if as_of is not None:
         check_readable_as_of(table.timeline, as_of)
     merge_logs = table.props.table_type == "MERGE_ON_READ" and query_type == "snapshot"

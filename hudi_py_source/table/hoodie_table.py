@@ -12,7 +12,9 @@ from ..io.avro_schema import avro_to_arrow
 from ..io.base_file import META_COLUMNS, read_footer
 from ..storage import Storage
 from ..timeline.active import ActiveTimeline
+from .file_listing import FileListing
 from .fs_view import FileSystemView
+from .mdt import MetadataFileListing
 from .properties import TableProperties
 
 META_FOLDER = ".hoodie"
@@ -43,15 +45,19 @@ class HoodieTable:
     """One load of a table: its properties, active timeline and file-system view, read once and passed down
     through an operation, so nothing in it lists storage twice. `reload` after the table changed."""
 
-    def __init__(self, storage: Storage, props: TableProperties, timeline: ActiveTimeline) -> None:
+    def __init__(self, storage: Storage, props: TableProperties, timeline: ActiveTimeline,
+                 metadata_listing: bool = False) -> None:
         self.storage = storage
         self.props = props
         self.timeline = timeline
+        self.metadata_listing = metadata_listing
         self._view: FileSystemView | None = None
 
     @classmethod
-    def load(cls, storage: Storage) -> HoodieTable:
-        """The table at `storage`: hoodie.properties (its absence: not a Hudi table) and the active timeline."""
+    def load(cls, storage: Storage, metadata_listing: bool = False) -> HoodieTable:
+        """The table at `storage`: hoodie.properties (its absence: not a Hudi table) and the active timeline.
+        `metadata_listing` lists the table's files from its metadata table's `files` partition instead of
+        storage (chosen explicitly: storage's listing stays the default)."""
         props = TableProperties.load(storage)
         version = props.version
         if version not in (6, 8, 9):
@@ -59,16 +65,20 @@ class HoodieTable:
                 f"{storage.base_url} has hoodie.table.version={version}; pyhudi reads versions 6 and 8",
                 feature=f"hoodie.table.version={version}", path=storage.base_url)
         timeline = ActiveTimeline.load(storage, props.layout_version, props.timeline_timezone)
-        return cls(storage, props, timeline)
+        return cls(storage, props, timeline, metadata_listing)
 
     def reload(self) -> HoodieTable:
-        return HoodieTable.load(self.storage)
+        return HoodieTable.load(self.storage, self.metadata_listing)
 
     def fs_view(self) -> FileSystemView:
         """The file-system view of this load, built on first use and kept: its listings are this load's."""
         if self._view is None:
-            self._view = FileSystemView(self.storage, self.timeline, self.props)
+            self._view = FileSystemView(self.storage, self.timeline, self.props, self._listing())
         return self._view
+
+    def _listing(self) -> FileListing | None:
+        """The metadata table's listing when chosen, else None: the view's default, storage's."""
+        return MetadataFileListing(self.storage, self.timeline) if self.metadata_listing else None
 
     def avro_schema(self, as_of: str | None = None) -> dict[str, Any] | None:
         """The writer schema of the latest completed commit that recorded one (no meta fields)."""

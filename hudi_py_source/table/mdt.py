@@ -1,0 +1,239 @@
+"""The table's files as its metadata table's `files` partition records them, instead of as storage lists them.
+
+The metadata table (`.hoodie/metadata`) is a MERGE_ON_READ table with its own timeline whose `files` partition
+holds one record per data partition (key: the partition path, "." for a non-partitioned table) mapping file
+names to {size, isDeleted}, and the record `__all_partitions__` naming the partitions. Records are HoodieMetadata
+Avro values in HFiles: the base file of the partition's file slice and the HFILE_DATA_BLOCKs of its logs.
+
+Hudi writes the metadata table before it completes the data table's instant, so a block counts only when its
+instant is completed on the metadata timeline and valid for the data table (HoodieTableMetadataUtil
+.getValidInstantTimestamps): completed on the data timeline; or a completed metadata deltacommit whose data
+instant is not pending (the async indexer's commits, which have no data commit); or the metadata table's own
+initialization deltacommits (`00000000000000` followed by a suffix); or an instant a completed rollback or restore
+undid (their deletions are written under the undone instant's time); or a metadata rollback or restore itself.
+
+Records of one key merge as HoodieMetadataPayload combines file listings: a later listing adds its files (the
+larger size wins: files only grow), and a deletion removes a file the earlier listing has, or is kept as a
+tombstone when it has none (a base record may still name the file). Tombstones are no file of the listing.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import fastavro
+
+from ..errors import HoodieCorruptedDataError, HoodieTableError
+from ..io.hfile import HFileReader
+from ..io.log_blocks import BlockType, LogBlock, decode_command_block, decode_delete_block
+from ..io.log_format import read_log_file
+from ..storage import FileInfo, Storage
+from ..timeline import avro_models
+from ..timeline.active import ActiveTimeline
+from ..timeline.instant import DELTA_COMMIT, RESTORE, ROLLBACK, Instant
+from .fs_view import FileSlice, FileSystemView
+from .properties import TableProperties
+
+METADATA_FOLDER = ".hoodie/metadata"
+FILES_PARTITION = "files"
+ALL_PARTITIONS_KEY = "__all_partitions__"
+NON_PARTITIONED_KEY = "."
+SOLO_COMMIT_PREFIX = "00000000000000"
+
+# One file of a listing: (size, is_deleted).
+Entry = tuple[int, bool]
+Listing = dict[str, Entry]
+
+
+def metadata_storage(storage: Storage) -> Storage:
+    """The metadata table as a table of its own, on the data table's file system and options."""
+    return Storage(storage.url(METADATA_FOLDER), storage.storage_options)
+
+
+def _rolled_back(timeline: ActiveTimeline, instant: Instant) -> list[str]:
+    """The instants a completed rollback or restore undid, from its metadata."""
+    metadata = avro_models.deserialize(timeline.read_bytes(instant))
+    if instant.action == ROLLBACK:
+        return list(metadata.get("commitsRollback") or [])
+    return [t for rollbacks in (metadata.get("hoodieRestoreMetadata") or {}).values()
+            for rollback in rollbacks for t in rollback.get("commitsRollback") or []]
+
+
+def valid_instants(data: ActiveTimeline, mdt: ActiveTimeline) -> frozenset[str]:
+    """The instants whose metadata-table blocks count (see the module docstring)."""
+    pending = {i.timestamp for i in data.pending()}
+    valid = {i.timestamp for i in data.completed()}
+    valid.update(i.timestamp for i in mdt.completed() if i.action == DELTA_COMMIT and i.timestamp not in pending)
+    earliest = min(valid) if valid else SOLO_COMMIT_PREFIX
+    for instant in data.completed():
+        if instant.action in (ROLLBACK, RESTORE) and instant.timestamp > earliest:
+            valid.update(_rolled_back(data, instant))
+    valid.update(i.timestamp for i in mdt.completed() if i.action in (ROLLBACK, RESTORE))
+    valid.update(i.timestamp for i in mdt.completed()
+                 if i.action == DELTA_COMMIT and i.timestamp.startswith(SOLO_COMMIT_PREFIX))
+    return frozenset(valid)
+
+
+def combine(older: Listing, newer: Listing) -> Listing:
+    """HoodieMetadataPayload's merge of two listings of one key, `newer` written after `older`."""
+    out = dict(older)
+    for name, (size, deleted) in newer.items():
+        before = out.get(name)
+        if before is None:
+            out[name] = (size, deleted)
+        elif deleted:
+            if before[1]:
+                out[name] = (size, deleted)
+            else:
+                del out[name]
+        else:
+            out[name] = (max(size, before[0]), False)
+    return out
+
+
+@dataclass
+class FilesPartition:
+    """The merged records of the `files` partition: each key's listing, tombstones included."""
+
+    records: dict[str, Listing] = field(default_factory=dict)
+
+    def apply(self, reader: HFileReader) -> None:
+        """Merge every record of an HFile (a base file or a log's HFILE_DATA_BLOCK) into the state."""
+        schema = _parsed_schema(reader)
+        for key, value in reader.items():
+            record = _decode(reader, schema, value)
+            listing = {name: (int(info["size"]), bool(info["isDeleted"]))
+                       for name, info in (record.get("filesystemMetadata") or {}).items()}
+            name = key.decode()
+            self.records[name] = combine(self.records.get(name, {}), listing)
+
+    def delete(self, keys: list[str]) -> None:
+        """A delete block drops the keys' records entirely."""
+        for key in keys:
+            self.records.pop(key, None)
+
+    def live(self, key: str) -> list[tuple[str, int]]:
+        """(file name, size) of a key's listing without tombstones, by name."""
+        return sorted((name, size) for name, (size, deleted) in self.records.get(key, {}).items() if not deleted)
+
+
+def _parsed_schema(reader: HFileReader) -> Any:
+    text = reader.schema()
+    if text is None:
+        raise HoodieCorruptedDataError(f"HFile {reader.path} has no Avro schema in its file info", path=reader.path)
+    try:
+        return fastavro.parse_schema(json.loads(text))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise HoodieCorruptedDataError(f"HFile {reader.path}: its Avro schema does not parse: {exc}",
+                                       path=reader.path) from exc
+
+
+def _decode(reader: HFileReader, schema: Any, value: bytes) -> dict[str, Any]:
+    try:
+        record = fastavro.schemaless_reader(io.BytesIO(value), schema)
+    except (ValueError, EOFError, IndexError, KeyError, UnicodeDecodeError, TypeError) as exc:
+        raise HoodieCorruptedDataError(f"HFile {reader.path}: a metadata record does not decode: {exc}",
+                                       path=reader.path) from exc
+    if not isinstance(record, dict):
+        raise HoodieCorruptedDataError(f"HFile {reader.path}: a metadata record is not a record", path=reader.path)
+    return record
+
+
+@dataclass
+class _LogScan:
+    """The log blocks of a slice that count, in write order: a rollback command block drops its target's."""
+
+    valid: frozenset[str]
+    completed: frozenset[str]
+    timeline_start: str | None
+    kept: list[tuple[str, LogBlock]] = field(default_factory=list)
+
+    def counts(self, instant: str | None) -> bool:
+        """Valid for the data table and completed on the metadata timeline (or archived: older than its start)."""
+        if instant is None or instant not in self.valid:
+            return False
+        return instant in self.completed or (self.timeline_start is not None and instant < self.timeline_start)
+
+    def add(self, path: str, block: LogBlock) -> None:
+        if block.is_corrupt:
+            if self.counts(block.instant_time):
+                raise HoodieCorruptedDataError(
+                    f"metadata table log file {path}: block at byte offset {block.offset} of completed instant "
+                    f"{block.instant_time} is damaged ({block.corrupt_reason})", path=path,
+                    instant=block.instant_time)
+        elif block.block_type == BlockType.COMMAND_BLOCK:
+            _, target = decode_command_block(block)
+            self.kept = [(p, b) for p, b in self.kept if b.instant_time != target]
+        elif block.block_type in (BlockType.HFILE_DATA_BLOCK, BlockType.DELETE_BLOCK):
+            if self.counts(block.instant_time):
+                self.kept.append((path, block))
+        elif block.is_data_block:
+            raise HoodieCorruptedDataError(f"metadata table log file {path} holds a {block.block_type.name}, not "
+                                           "HFILE data blocks", path=path, instant=block.instant_time)
+
+
+def read_files_partition(storage: Storage, data_timeline: ActiveTimeline) -> FilesPartition:
+    """The `files` partition's records as of the latest completed metadata instant, merged."""
+    mdt = metadata_storage(storage)
+    props = TableProperties.load(mdt)
+    timeline = ActiveTimeline.load(mdt, props.layout_version, props.timeline_timezone)
+    view = FileSystemView(mdt, timeline, props)
+    slices = view.latest_file_slices(FILES_PARTITION)
+    if not slices:
+        raise HoodieTableError(f"{storage.base_url}: the metadata table has no file slice in its "
+                               f"{FILES_PARTITION} partition", path=storage.url(METADATA_FOLDER))
+    state = FilesPartition()
+    valid = valid_instants(data_timeline, timeline)
+    completed = frozenset(i.timestamp for i in timeline.completed())
+    for file_slice in sorted(slices, key=lambda s: s.file_id):
+        _merge_slice(mdt, file_slice, state, _LogScan(valid, completed, timeline.timeline_start()))
+    return state
+
+
+def _named(rel: str) -> str:
+    return f"{METADATA_FOLDER}/{rel}"
+
+
+def _merge_slice(mdt: Storage, file_slice: FileSlice, state: FilesPartition, scan: _LogScan) -> None:
+    if file_slice.base_file is not None:
+        path = file_slice.base_file.path
+        state.apply(HFileReader(mdt.read_bytes(path), _named(path)))
+    for log in file_slice.log_files:
+        for block in read_log_file(mdt, log.path):
+            scan.add(_named(log.path), block)
+    for path, block in scan.kept:
+        if block.block_type == BlockType.DELETE_BLOCK:
+            state.delete(decode_delete_block(block).column("record_key").to_pylist())
+        else:
+            state.apply(HFileReader(block.content, f"{path} (HFile data block at byte offset {block.offset})"))
+
+
+class MetadataFileListing:
+    """`FileListing` from the metadata table's `files` partition: the partitions `__all_partitions__` names
+    ("" for a non-partitioned table) and each one's files, with paths relative to the table (mtime 0: the
+    metadata table records none). Read once, on first use."""
+
+    def __init__(self, storage: Storage, data_timeline: ActiveTimeline) -> None:
+        self.storage = storage
+        self.data_timeline = data_timeline
+        self._state: FilesPartition | None = None
+
+    def _records(self) -> FilesPartition:
+        if self._state is None:
+            self._state = read_files_partition(self.storage, self.data_timeline)
+        return self._state
+
+    def partitions(self) -> list[str]:
+        state = self._records()
+        names = [name for name, _ in state.live(ALL_PARTITIONS_KEY)]
+        if not names and NON_PARTITIONED_KEY in state.records:
+            names = [NON_PARTITIONED_KEY]
+        return sorted("" if name == NON_PARTITIONED_KEY else name for name in names)
+
+    def files(self, partition: str) -> list[FileInfo]:
+        key = partition or NON_PARTITIONED_KEY
+        return [FileInfo(f"{partition}/{name}" if partition else name, size, 0.0)
+                for name, size in self._records().live(key)]
