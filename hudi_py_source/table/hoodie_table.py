@@ -78,7 +78,7 @@ class HoodieTable:
 
     def _listing(self) -> FileListing | None:
         """The metadata table's listing when chosen, else None: the view's default, storage's."""
-        return MetadataFileListing(self.storage, self.timeline) if self.metadata_listing else None
+        return MetadataFileListing(self.storage, self.props, self.timeline) if self.metadata_listing else None
 
     def avro_schema(self, as_of: str | None = None) -> dict[str, Any] | None:
         """The writer schema of the latest completed commit that recorded one (no meta fields)."""

@@ -35,7 +35,7 @@ from ..timeline import avro_models
 from ..timeline.active import ActiveTimeline
 from ..timeline.instant import DELTA_COMMIT, RESTORE, ROLLBACK, Instant
 from .fs_view import FileSlice, FileSystemView
-from .properties import TableProperties
+from .properties import METADATA_PARTITIONS, TableProperties
 
 METADATA_FOLDER = ".hoodie/metadata"
 FILES_PARTITION = "files"
@@ -175,13 +175,19 @@ class _LogScan:
                                            "HFILE data blocks", path=path, instant=block.instant_time)
 
 
-def read_files_partition(storage: Storage, data_timeline: ActiveTimeline) -> FilesPartition:
-    """The `files` partition's records as of the latest completed metadata instant, merged."""
+def read_files_partition(storage: Storage, props: TableProperties, data_timeline: ActiveTimeline) -> FilesPartition:
+    """The `files` partition's records as of the latest completed metadata instant, merged. A table whose
+    hoodie.properties does not list `files` as a built metadata partition (no metadata table, or one still
+    being initialized) has no listing to read there."""
+    if FILES_PARTITION not in props.metadata_partitions:
+        raise HoodieTableError(
+            f"{storage.base_url} has no complete metadata table files partition ({METADATA_PARTITIONS} in "
+            f"hoodie.properties does not list {FILES_PARTITION}): list its files from storage instead",
+            path=storage.base_url)
     mdt = metadata_storage(storage)
-    props = TableProperties.load(mdt)
-    timeline = ActiveTimeline.load(mdt, props.layout_version, props.timeline_timezone)
-    view = FileSystemView(mdt, timeline, props)
-    slices = view.latest_file_slices(FILES_PARTITION)
+    mdt_props = TableProperties.load(mdt)
+    timeline = ActiveTimeline.load(mdt, mdt_props.layout_version, mdt_props.timeline_timezone)
+    slices = FileSystemView(mdt, timeline, mdt_props).latest_file_slices(FILES_PARTITION)
     if not slices:
         raise HoodieTableError(f"{storage.base_url}: the metadata table has no file slice in its "
                                f"{FILES_PARTITION} partition", path=storage.url(METADATA_FOLDER))
@@ -214,16 +220,23 @@ def _merge_slice(mdt: Storage, file_slice: FileSlice, state: FilesPartition, sca
 class MetadataFileListing:
     """`FileListing` from the metadata table's `files` partition: the partitions `__all_partitions__` names
     ("" for a non-partitioned table) and each one's files, with paths relative to the table (mtime 0: the
-    metadata table records none). Read once, on first use."""
+    metadata table records none). Read once, on first use; the data table's properties and timeline are loaded
+    then unless given (a `HoodieTable` gives its own, so the listing matches its load)."""
 
-    def __init__(self, storage: Storage, data_timeline: ActiveTimeline) -> None:
+    def __init__(self, storage: Storage, props: TableProperties | None = None,
+                 data_timeline: ActiveTimeline | None = None) -> None:
         self.storage = storage
+        self.props = props
         self.data_timeline = data_timeline
         self._state: FilesPartition | None = None
 
     def _records(self) -> FilesPartition:
         if self._state is None:
-            self._state = read_files_partition(self.storage, self.data_timeline)
+            props = self.props if self.props is not None else TableProperties.load(self.storage)
+            timeline = self.data_timeline
+            if timeline is None:
+                timeline = ActiveTimeline.load(self.storage, props.layout_version, props.timeline_timezone)
+            self._state = read_files_partition(self.storage, props, timeline)
         return self._state
 
     def partitions(self) -> list[str]:

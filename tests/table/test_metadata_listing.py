@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from hudi_py_source import HoodieCorruptedDataError, Table
+from hudi_py_source import HoodieCorruptedDataError, HoodieTableError, Table
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.fs_view import FileSystemView
 from hudi_py_source.table.hoodie_table import HoodieTable
-from hudi_py_source.table.mdt import METADATA_FOLDER, MetadataFileListing
+from hudi_py_source.table.mdt import METADATA_FOLDER, MetadataFileListing, combine
 from hudi_py_source.timeline.instant import COMPLETED, WRITE_ACTIONS
 from tests.support.oracles import assert_reads_like_hudi_rs
 
@@ -77,7 +77,7 @@ def test_files_of_a_commit_not_completed_on_the_data_timeline_are_not_listed(
     table = HoodieTable.load(Storage(path))
     last = [i for i in table.timeline.completed() if i.action in WRITE_ACTIONS][-1]
     (Path(path) / table.timeline.path_of(last)).unlink()
-    listing = MetadataFileListing(Storage(path), HoodieTable.load(Storage(path)).timeline)
+    listing = MetadataFileListing(Storage(path))
     names = [f.name for p in listing.partitions() for f in listing.files(p)]
     assert names
     assert not [n for n in names if last.timestamp in n]
@@ -90,7 +90,7 @@ def test_a_commit_completed_on_the_data_timeline_is_listed(fixture_table: Callab
     table = HoodieTable.load(Storage(path))
     last = [i for i in table.timeline.completed() if i.action in WRITE_ACTIONS][-1]
     assert last.state == COMPLETED
-    listing = MetadataFileListing(Storage(path), table.timeline)
+    listing = MetadataFileListing(Storage(path), table.props, table.timeline)
     assert [f.name for p in listing.partitions() for f in listing.files(p) if last.timestamp in f.name]
 
 
@@ -101,3 +101,17 @@ def test_corrupt_metadata_hfile_is_named(fixture_table: Callable[[str], str]) ->
     damaged.write_bytes(damaged.read_bytes()[: damaged.stat().st_size // 2])
     with pytest.raises(HoodieCorruptedDataError, match=damaged.name):
         Table(path).read(METADATA)
+
+
+def test_table_without_metadata_table_refuses_metadata_listing(fixture_table: Callable[[str], str]) -> None:
+    path = fixture_table("cow/v9_txns_simple_nometa")
+    with pytest.raises(HoodieTableError, match="no complete metadata table files partition"):
+        Table(path).read(METADATA)
+    assert Table(path).read().num_rows > 0
+
+
+def test_listings_merge_as_hoodie_metadata_payload_does() -> None:
+    older = {"a": (10, False), "b": (5, False), "gone": (0, True)}
+    newer = {"a": (7, False), "b": (0, True), "c": (3, True), "gone": (4, False)}
+    assert combine(older, newer) == {"a": (10, False), "c": (3, True), "gone": (4, False)}
+    assert combine({"x": (0, True)}, {"x": (0, True)}) == {"x": (0, True)}
