@@ -26,7 +26,7 @@ from typing import Any
 
 import fastavro
 
-from ..errors import HoodieCorruptedDataError, HoodieTableError
+from ..errors import HoodieCorruptedDataError, HoodieTableError, HoodieUnsupportedFileError
 from ..io.hfile import HFileReader
 from ..io.log_blocks import BlockType, LogBlock, decode_command_block, decode_delete_block
 from ..io.log_format import read_log_file
@@ -171,8 +171,9 @@ class _LogScan:
             if self.counts(block.instant_time):
                 self.kept.append((path, block))
         elif block.is_data_block:
-            raise HoodieCorruptedDataError(f"metadata table log file {path} holds a {block.block_type.name}, not "
-                                           "HFILE data blocks", path=path, instant=block.instant_time)
+            raise HoodieUnsupportedFileError(f"metadata table log file {path} holds a {block.block_type.name}; "
+                                             "pyhudi reads the metadata table's HFILE data blocks only",
+                                             feature=block.block_type.name, path=path)
 
 
 def read_files_partition(storage: Storage, props: TableProperties, data_timeline: ActiveTimeline) -> FilesPartition:

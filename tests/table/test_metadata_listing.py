@@ -4,12 +4,17 @@ timeline has not completed, and names a damaged HFile."""
 
 from __future__ import annotations
 
+import io
+import json
 from collections.abc import Callable
 from pathlib import Path
 
+import fastavro
 import pytest
 
 from hudi_py_source import HoodieCorruptedDataError, HoodieTableError, Table
+from hudi_py_source.io.hfile import SCHEMA_KEY, HFileReader, write_hfile
+from hudi_py_source.io.log_blocks import BlockType, HeaderKey, encode_block
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.fs_view import FileSystemView
 from hudi_py_source.table.hoodie_table import HoodieTable
@@ -115,3 +120,56 @@ def test_listings_merge_as_hoodie_metadata_payload_does() -> None:
     newer = {"a": (7, False), "b": (0, True), "c": (3, True), "gone": (4, False)}
     assert combine(older, newer) == {"a": (10, False), "c": (3, True), "gone": (4, False)}
     assert combine({"x": (0, True)}, {"x": (0, True)}) == {"x": (0, True)}
+
+
+CLEANED_BY = "20260307162630000"
+SUPERSEDED = "region=us/3e93c8a9-fda0-4e8a-91dc-b4ade7dab76d-0_1-27-53_20260307162557587.parquet"
+
+
+def _tombstone_block(mdt: Path, partition: str, name: str, instant: str) -> bytes:
+    """An HFILE_DATA_BLOCK of one files-partition record marking `name` deleted, as a clean writes it."""
+    base = max((mdt / "files").glob("*.hfile"), key=lambda p: p.stem.rsplit("_", 1)[1])
+    schema_text = HFileReader(base.read_bytes(), base.name).schema()
+    assert schema_text is not None
+    schema = fastavro.parse_schema(json.loads(schema_text))
+    record = {f["name"]: None for f in json.loads(schema_text)["fields"]}
+    record.update(key=partition, type=2, filesystemMetadata={name: {"size": 0, "isDeleted": True}})
+    value = io.BytesIO()
+    fastavro.schemaless_writer(value, schema, record)
+    hfile = write_hfile([(partition.encode(), value.getvalue())], file_info={SCHEMA_KEY: schema_text.encode()})
+    return encode_block(BlockType.HFILE_DATA_BLOCK, {HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: schema_text},
+                        hfile)
+
+
+def _clean_through_metadata(path: str) -> Path:
+    """Delete a superseded base file as a clean does: from storage, and in a completed metadata deltacommit (one
+    the data timeline does not pend, like the async indexer's). Returns the deltacommit's completed file."""
+    table, mdt = Path(path), Path(path) / METADATA_FOLDER
+    partition, name = SUPERSEDED.split("/")
+    (table / SUPERSEDED).unlink()
+    log = mdt / "files" / f".files-0000-0_{CLEANED_BY}.log.1_0-1-0"
+    log.write_bytes(_tombstone_block(mdt, partition, name, CLEANED_BY))
+    timeline = mdt / ".hoodie" / "timeline"
+    done = sorted(timeline.glob("2*_*.deltacommit"))[-1].read_bytes()
+    (timeline / f"{CLEANED_BY}.deltacommit.requested").write_bytes(b"")
+    (timeline / f"{CLEANED_BY}.deltacommit.inflight").write_bytes(b"")
+    completed = timeline / f"{CLEANED_BY}_20260307162630500.deltacommit"
+    completed.write_bytes(done)
+    return completed
+
+
+def test_a_deletion_recorded_in_the_metadata_table_removes_the_file(fixture_table: Callable[[str], str]) -> None:
+    path = fixture_table("mor/avro/v9_txns_simple_meta")
+    assert SUPERSEDED.split("/")[1] in {f.name for f in MetadataFileListing(Storage(path)).files("region=us")}
+    _clean_through_metadata(path)
+    assert SUPERSEDED.split("/")[1] not in {f.name for f in MetadataFileListing(Storage(path)).files("region=us")}
+    by_storage, by_metadata = _views(path)
+    assert _slices(by_metadata) == _slices(by_storage)
+    assert sorted(map(repr, Table(path).read(METADATA).to_pylist())) == sorted(
+        map(repr, Table(path).read().to_pylist()))
+
+
+def test_a_deletion_of_a_pending_metadata_deltacommit_is_ignored(fixture_table: Callable[[str], str]) -> None:
+    path = fixture_table("mor/avro/v9_txns_simple_meta")
+    _clean_through_metadata(path).unlink()
+    assert SUPERSEDED.split("/")[1] in {f.name for f in MetadataFileListing(Storage(path)).files("region=us")}
