@@ -33,7 +33,7 @@ from ..io.log_format import read_log_file
 from ..storage import FileInfo, Storage
 from ..timeline import avro_models
 from ..timeline.active import ActiveTimeline
-from ..timeline.instant import DELTA_COMMIT, RESTORE, ROLLBACK, Instant
+from ..timeline.instant import DELTA_COMMIT, REQUESTED, RESTORE, ROLLBACK, Instant
 from .fs_view import FileSlice, FileSystemView
 from .properties import METADATA_PARTITIONS, TableProperties
 
@@ -54,8 +54,13 @@ def metadata_storage(storage: Storage) -> Storage:
 
 
 def _rolled_back(timeline: ActiveTimeline, instant: Instant) -> list[str]:
-    """The instants a completed rollback or restore undid, from its metadata."""
-    metadata = avro_models.deserialize(timeline.read_bytes(instant))
+    """The instants a completed rollback or restore undid, from its metadata; a rollback whose completed file
+    is empty names its one instant in its plan (the requested file), as Hudi falls back to."""
+    data = timeline.read_bytes(instant)
+    if instant.action == ROLLBACK and not data:
+        plan = avro_models.deserialize(timeline.read_bytes(Instant(instant.timestamp, ROLLBACK, REQUESTED)))
+        return [plan["instantToRollback"]["commitTime"]]
+    metadata = avro_models.deserialize(data)
     if instant.action == ROLLBACK:
         return list(metadata.get("commitsRollback") or [])
     return [t for rollbacks in (metadata.get("hoodieRestoreMetadata") or {}).values()
@@ -151,22 +156,30 @@ class _LogScan:
     timeline_start: str | None
     kept: list[tuple[str, LogBlock]] = field(default_factory=list)
 
-    def counts(self, instant: str | None) -> bool:
-        """Valid for the data table and completed on the metadata timeline (or archived: older than its start)."""
-        if instant is None or instant not in self.valid:
+    def done(self, instant: str | None) -> bool:
+        """Completed on the metadata timeline (or archived: older than its start)."""
+        if instant is None:
             return False
         return instant in self.completed or (self.timeline_start is not None and instant < self.timeline_start)
 
-    def add(self, path: str, block: LogBlock) -> None:
+    def counts(self, instant: str | None) -> bool:
+        """A data or delete block's instant: done on the metadata timeline and valid for the data table."""
+        return instant in self.valid and self.done(instant)
+
+    def add(self, path: str, file_instant: str, block: LogBlock) -> None:
+        """Take one block of the log file at `path`, named after `file_instant`. A damaged block whose header no
+        longer says its instant is judged by the file's: a completed metadata deltacommit may have written it."""
         if block.is_corrupt:
-            if self.counts(block.instant_time):
+            instant = block.instant_time if block.instant_time and block.instant_time.isdigit() else file_instant
+            if self.counts(instant):
                 raise HoodieCorruptedDataError(
                     f"metadata table log file {path}: block at byte offset {block.offset} of completed instant "
-                    f"{block.instant_time} is damaged ({block.corrupt_reason})", path=path,
-                    instant=block.instant_time)
+                    f"{instant} is damaged ({block.corrupt_reason}); the file listing would miss its records",
+                    path=path, instant=instant)
         elif block.block_type == BlockType.COMMAND_BLOCK:
             _, target = decode_command_block(block)
-            self.kept = [(p, b) for p, b in self.kept if b.instant_time != target]
+            if self.done(block.instant_time):
+                self.kept = [(p, b) for p, b in self.kept if b.instant_time != target]
         elif block.block_type in (BlockType.HFILE_DATA_BLOCK, BlockType.DELETE_BLOCK):
             if self.counts(block.instant_time):
                 self.kept.append((path, block))
@@ -210,7 +223,7 @@ def _merge_slice(mdt: Storage, file_slice: FileSlice, state: FilesPartition, sca
         state.apply(HFileReader(mdt.read_bytes(path), _named(path)))
     for log in file_slice.log_files:
         for block in read_log_file(mdt, log.path):
-            scan.add(_named(log.path), block)
+            scan.add(_named(log.path), log.base_instant, block)
     for path, block in scan.kept:
         if block.block_type == BlockType.DELETE_BLOCK:
             state.delete(decode_delete_block(block).column("record_key").to_pylist())

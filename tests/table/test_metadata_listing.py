@@ -173,3 +173,19 @@ def test_a_deletion_of_a_pending_metadata_deltacommit_is_ignored(fixture_table: 
     path = fixture_table("mor/avro/v9_txns_simple_meta")
     _clean_through_metadata(path).unlink()
     assert SUPERSEDED.split("/")[1] in {f.name for f in MetadataFileListing(Storage(path)).files("region=us")}
+
+
+@pytest.mark.parametrize("damage", ["truncate", "zero_hfile_block"])
+def test_damaged_metadata_log_of_a_completed_deltacommit_is_named(fixture_table: Callable[[str], str],
+                                                                  damage: str) -> None:
+    path = fixture_table("cow/v9_txns_simple_meta")
+    log = max((Path(path) / METADATA_FOLDER / "files").glob(".files-*.log.*"), key=lambda p: p.name)
+    data = bytearray(log.read_bytes())
+    if damage == "truncate":
+        data = data[: len(data) - 100]
+    else:
+        start = data.index(b"DATABLK*")
+        data[start: start + 64] = bytes(64)
+    log.write_bytes(bytes(data))
+    with pytest.raises(HoodieCorruptedDataError, match=log.name.replace(".", r"\.")):
+        Table(path).read(METADATA)
