@@ -1,5 +1,5 @@
-"""Where a file-system view gets a table's files: storage's listings today; the metadata table's `files`
-partition can answer the same two questions later without the view changing."""
+"""Where a file-system view gets a table's files: storage's listings by default; the metadata table's `files`
+partition answers the same two questions (`table/mdt.py`) when a read asks for it, without the view changing."""
 
 from __future__ import annotations
 

@@ -189,3 +189,15 @@ def test_damaged_metadata_log_of_a_completed_deltacommit_is_named(fixture_table:
     log.write_bytes(bytes(data))
     with pytest.raises(HoodieCorruptedDataError, match=log.name.replace(".", r"\.")):
         Table(path).read(METADATA)
+
+
+@pytest.mark.parametrize("name", ["mor/avro/v9_txns_simple_meta", "cow/v9_txns_simple_overwrite",
+                                  "mor/avro/v9_nonpartitioned_rollback"])
+def test_time_travel_through_metadata_listing(fixture_table: Callable[[str], str], name: str) -> None:
+    """The listing is the latest one; the view still shows the slices of the instant asked for."""
+    path = fixture_table(name)
+    commits = HoodieTable.load(Storage(path)).timeline.completed_commits()
+    for instant in commits[:: max(1, len(commits) // 4)]:
+        ours = Table(path).read(METADATA, as_of=instant.timestamp)
+        expected = Table(path).read(as_of=instant.timestamp)
+        assert sorted(map(repr, ours.to_pylist())) == sorted(map(repr, expected.to_pylist())), instant
