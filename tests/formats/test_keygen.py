@@ -10,6 +10,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
@@ -22,6 +23,7 @@ from hudi_py_source.keygen import (
     KEYGEN_CLASSES,
     ComplexKeyGenerator,
     CustomKeyGenerator,
+    KeyGenerator,
     NonpartitionedKeyGenerator,
     SimpleKeyGenerator,
     TimestampBasedKeyGenerator,
@@ -428,13 +430,25 @@ def _fixture_options(props: dict[str, str], sql: str) -> dict[str, str]:
 FIXTURES = sorted(p.stem for p in COW.glob("*.zip") if "empty" not in p.stem)
 
 
+def _declared_long(gen: KeyGenerator, data: pa.Table, timestamp_type: str | None) -> pa.Table:
+    """Hudi 1.1's Spark SQL stores a timestamp-keyed partition column declared LONG as the text of its value; the
+    key generator read the long (Hudi's, like pyhudi's, refuses numeric text without an input date format)."""
+    field = gen.partition_fields[0] if gen.partition_fields else None
+    if timestamp_type not in ("EPOCHMILLISECONDS", "UNIX_TIMESTAMP") or field is None \
+            or not pa.types.is_string(data.schema.field(field).type):
+        return data
+    index = data.schema.get_field_index(field)
+    return data.set_column(index, field, pc.cast(data.column(field), pa.int64()))
+
+
 @pytest.mark.parametrize("name", FIXTURES)
 def test_fixture_keys_and_paths_are_rederived_exactly(name: str, tmp_path: Path) -> None:
     with zipfile.ZipFile(COW / f"{name}.zip") as archive:
         archive.extractall(tmp_path)
     base = tmp_path / name
     props = _properties(base / ".hoodie" / "hoodie.properties")
-    gen = make(_fixture_options(props, (COW / f"{name}.sql").read_text()))
+    options = _fixture_options(props, (COW / f"{name}.sql").read_text())
+    gen = make(options)
     hive = props[HIVE] == "true"
     files = sorted(base.rglob("*.parquet"))
     assert files
@@ -442,6 +456,7 @@ def test_fixture_keys_and_paths_are_rederived_exactly(name: str, tmp_path: Path)
         data = pq.read_table(file)
         folder = file.parent.relative_to(base).as_posix()
         folder = "" if folder == "." else folder
+        data = _declared_long(gen, data, options.get(TS + "timestamp.type"))
         derived = paths(gen, data)
         assert derived == [folder] * data.num_rows
         if "no_metafields" not in name:
