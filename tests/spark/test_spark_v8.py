@@ -15,34 +15,13 @@ import pyarrow as pa
 import pytest
 from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder
 from support.v8_mor_writes import MOR_STEPS, apply, mor_options
-from support.v8_writes import CITIES, HISTORY, VERSIONS, id_to_ts, options, record_id, rows
+from support.v8_writes import HISTORY, VERSIONS, apply_write, id_to_ts, options, rows
 
 from hudi_py_source import HoodieIncrementalRangeError, HoodieTimeTravelError, Table
 
 pytestmark = pytest.mark.spark
 
 TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
-
-
-def _cow_model(live: dict[str, int], operation: str, ids: list[int], version: int, extra: dict[str, str]) -> None:
-    """Event-time ordering on v8/v9: a stored greater ts stays; overwrite and delete_partition replace whole
-    partitions."""
-    incoming = {record_id(i): version * 1000 + i for i in ids}
-    if operation == "delete":
-        for key in incoming:
-            live.pop(key, None)
-    elif operation == "insert_overwrite":
-        cities = {CITIES[i % 3] for i in ids}
-        for key in [k for k in live if CITIES[int(k[1:]) % 3] in cities]:
-            del live[key]
-        live.update(incoming)
-    elif operation == "delete_partition":
-        dropped = extra["hoodie.datasource.write.partitions.to.delete"]
-        for key in [k for k in live if CITIES[int(k[1:]) % 3] == dropped]:
-            del live[key]
-    else:
-        for key, ts in incoming.items():
-            live[key] = max(ts, live.get(key, -1))
 
 
 def _spark_write(spark: Any, data: pa.Table, opts: dict[str, str], url: str) -> None:
@@ -70,7 +49,7 @@ def written(request: pytest.FixtureRequest, spark: Any, tmp_path_factory: pytest
         for operation, ids, data_version, extra in HISTORY:
             data = rows(list(ids), data_version) if ids else rows([0], data_version).slice(0, 0)
             _spark_write(spark, data, options(operation, version, **extra), url)
-            _cow_model(live, operation, list(ids), data_version, extra)
+            apply_write(live, operation, ids, data_version, extra)
             states.append(dict(live))
         base: dict[str, int] = {}
     else:

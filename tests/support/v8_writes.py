@@ -52,5 +52,27 @@ def options(operation: str, version: int, **extra: str) -> dict[str, str]:
     }
 
 
+def apply_write(model: dict[str, int], operation: str, ids: Sequence[int], version: int,
+                extra: dict[str, str]) -> None:
+    """The model (id -> ts) after a committed write of rows(ids, version): overwrites and delete_partition replace
+    whole partitions (cities), and an upsert keeps a stored greater ts (event-time ordering, which the ts of the
+    histories on version 6 never exercises: each write's data version is greater than the last's)."""
+    doomed: set[str] = set()
+    if operation == "insert_overwrite_table":
+        doomed = set(CITIES)
+    elif operation == "insert_overwrite":
+        doomed = {CITIES[i % 3] for i in ids}
+    elif operation == "delete_partition":
+        doomed = set(extra["hoodie.datasource.write.partitions.to.delete"].split(","))
+    for key in [k for k in model if CITIES[int(k[1:]) % 3] in doomed]:
+        del model[key]
+    for i in ids:
+        key, ts = record_id(i), version * 1000 + i
+        if operation == "delete":
+            model.pop(key, None)
+        elif operation != "upsert" or model.get(key, -1) <= ts:
+            model[key] = ts
+
+
 def id_to_ts(table: pa.Table) -> dict[str, int]:
     return dict(zip(table.column("id").to_pylist(), table.column("ts").to_pylist(), strict=True))

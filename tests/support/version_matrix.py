@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hudi_py_source import Table
-from support.v8_writes import CITIES, options, record_id, rows
+from support.v8_writes import CITIES, apply_write, options, rows
 
 TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
 VERSIONS = (6, 8, 9)
@@ -76,28 +76,6 @@ class State:
     instant: str | None
 
 
-def city(key: str) -> str:
-    return CITIES[int(key[1:]) % 3]
-
-
-def apply(model: dict[str, int], write: Write, version: int) -> None:
-    incoming = {record_id(i): version * 1000 + i for i in write.ids}
-    if write.operation == "delete":
-        for key in incoming:
-            model.pop(key, None)
-        return
-    if write.operation == "insert_overwrite_table":
-        model.clear()
-    elif write.operation == "insert_overwrite":
-        for key in [k for k in model if city(k) in {city(i) for i in incoming}]:
-            del model[key]
-    elif write.operation == "delete_partition":
-        dropped = write.extra["hoodie.datasource.write.partitions.to.delete"]
-        for key in [k for k in model if city(k) == dropped]:
-            del model[key]
-    model.update(incoming)
-
-
 def write_options(table_type: str, version: int, write: Write) -> dict[str, str]:
     opts = {**options(write.operation, version, **write.extra), "hoodie.datasource.write.table.type": table_type,
             "hoodie.metadata.enable": "false"}
@@ -152,7 +130,7 @@ def run_history(root: Path, table_type: str, version: int,
         if isinstance(step, Write):
             data = rows(list(step.ids), n + 1) if step.ids else rows([0], n + 1).slice(0, 0)
             instant = table.write(data, write_options(table_type, version, step), "append")
-            apply(model, step, n + 1)
+            apply_write(model, step.operation, step.ids, n + 1, step.extra)
         else:
             model = services.run(step.name, model, states)
         states.append(State(step, dict(model), instant))

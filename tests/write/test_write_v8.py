@@ -21,7 +21,7 @@ import fastavro
 import pyarrow as pa
 import pytest
 from support.oracles import assert_reads_like_hudi_rs, hudi_rs_read
-from support.v8_writes import CITIES, HISTORY, VERSIONS, Step, id_to_ts, options, record_id, rows
+from support.v8_writes import HISTORY, VERSIONS, apply_write, id_to_ts, options, record_id, rows
 
 from hudi_py_source import HoodieConfigError, Table
 from hudi_py_source.table.properties import parse_properties
@@ -30,26 +30,6 @@ from hudi_py_source.write.client import abort_write, start_write, write_task
 REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "apache-hudi-1.2.0"
 COMPLETED = re.compile(r"^(\d{17})_(\d{17})\.(commit|replacecommit|clean|rollback)$")
 PENDING = re.compile(r"^(\d{17})\.(?:(commit|replacecommit|clean|rollback)\.)?(requested|inflight)$")
-
-def apply(live: dict[str, tuple[str, int]], step: Step) -> None:
-    """The model: id -> (city, ts). An event-time table keeps the greater ts of an upserted key."""
-    operation, ids, version, extra = step
-    if operation == "delete_partition":
-        doomed = extra["hoodie.datasource.write.partitions.to.delete"].split(",")
-        live_ids = [k for k, (city, _) in live.items() if city in doomed]
-    elif operation == "insert_overwrite":
-        live_ids = [k for k, (city, _) in live.items() if city in {CITIES[i % 3] for i in ids}]
-    else:
-        live_ids = [record_id(i) for i in ids] if operation == "delete" else []
-    for key in live_ids:
-        live.pop(key, None)
-    if operation in ("delete", "delete_partition"):
-        return
-    for i in ids:
-        ts = version * 1000 + i
-        if operation != "upsert" or live.get(record_id(i), ("", -1))[1] <= ts:
-            live[record_id(i)] = (CITIES[i % 3], ts)
-
 
 def timeline_files(path: Path) -> list[Path]:
     return sorted(p for p in (path / ".hoodie" / "timeline").iterdir() if p.is_file())
@@ -74,13 +54,13 @@ def history(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     """A table written through HISTORY, with pyhudi's and hudi-rs's snapshot after every step."""
     version: int = request.param
     path = tmp_path_factory.mktemp(f"v{version}") / "table"
-    table, live = Table(str(path)), {}
+    table, live = Table(str(path)), dict[str, int]()
     reads = []
     for index, step in enumerate(HISTORY):
         operation, ids, data_version, extra = step
         table.write(rows(list(ids), data_version), options(operation, version, **extra),
                     "overwrite" if index == 0 else "append")
-        apply(live, step)
+        apply_write(live, operation, ids, data_version, extra)
         reads.append((dict(live), table.read()))
         assert_reads_like_hudi_rs(reads[-1][1], str(path))
     return {"version": version, "path": path, "reads": reads}
@@ -88,7 +68,7 @@ def history(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 
 def test_every_operation_reads_exactly(history: dict[str, Any]) -> None:
     for expected, ours in history["reads"]:
-        assert id_to_ts(ours) == {k: ts for k, (_, ts) in expected.items()}
+        assert id_to_ts(ours) == expected
     assert id_to_ts(hudi_rs_read(str(history["path"]))) == id_to_ts(history["reads"][-1][1])
 
 
