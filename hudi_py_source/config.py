@@ -216,9 +216,31 @@ POPULATE_META_FIELDS = define("hoodie.populate.meta.fields", True, bool,
                               "Fill the _hoodie_* meta columns.")
 METADATA_ENABLE = define(
     "hoodie.metadata.enable", False, bool,
-    "Keep a metadata table of the table's file listings. Hudi's default is true (since 0.11); pyhudi does not "
-    "write the metadata table yet, so its default is false, and it refuses to change a table that has one.",
-    supported=(False,), unsupported="pyhudi does not write the metadata table")
+    "The metadata table (.hoodie/metadata) and its `files` partition, on table versions 8 and 9. true creates it "
+    "for a table that has none (listing the table's files once) and keeps it in step; false removes one, as a "
+    "Hudi writer does. Unset, pyhudi keeps an existing metadata table in step and creates none: Hudi's default is "
+    "true, pyhudi's stays false for new tables until the metadata table's archival and the other partitions are "
+    "written too (see README).")
+METADATA_COMPACT_MAX_DELTA_COMMITS = define(
+    "hoodie.metadata.compact.max.delta.commits", 10, int,
+    "Compact the metadata table's file group after this many deltacommits.", validate=_positive)
+METADATA_COLUMN_STATS_ENABLE = define(
+    "hoodie.metadata.index.column.stats.enable", False, bool,
+    "The metadata table's column_stats partition. false removes an existing one, as Hudi does.",
+    supported=(False,), unsupported="pyhudi does not write the column_stats partition yet")
+METADATA_PARTITION_STATS_ENABLE = define(
+    "hoodie.metadata.index.partition.stats.enable", False, bool,
+    "The metadata table's partition_stats partition. false removes an existing one, as Hudi does.",
+    supported=(False,), unsupported="pyhudi does not write the partition_stats partition yet")
+METADATA_BLOOM_FILTER_ENABLE = define(
+    "hoodie.metadata.index.bloom.filter.enable", False, bool,
+    "The metadata table's bloom_filters partition. false removes an existing one, as Hudi does.",
+    supported=(False,), unsupported="pyhudi does not write the bloom_filters partition yet")
+METADATA_RECORD_INDEX_ENABLE = define(
+    "hoodie.metadata.record.index.enable", False, bool,
+    "The metadata table's record_index partition. false removes an existing one, as Hudi does.",
+    supported=(False,), unsupported="pyhudi does not write the record_index partition yet",
+    alternatives=("hoodie.metadata.global.record.level.index.enable",))
 TIMELINE_TIMEZONE = define("hoodie.table.timeline.timezone", "LOCAL", str,
                            "Time zone of generated instant times.", choices=("LOCAL", "UTC"))
 BASE_FILE_FORMAT = define("hoodie.table.base.file.format", "PARQUET", str, "Base file format.",

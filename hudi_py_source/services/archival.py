@@ -7,7 +7,9 @@ Which instants go (J6 0.14 rules; table versions 8 and 9 differ for cleans, see 
   only savepointed commits stay), the delta commits a MERGE_ON_READ compaction trigger still counts, the
   first replacecommit the last clean has not cleaned after (its replaced files would reappear), and, a
   bound pyhudi adds to J6's, the last completed clean's earliest commit to retain: a lagging cleaner still
-  plans from the commits after it, and incremental readers check their range against it;
+  plans from the commits after it, and incremental readers check their range against it; and, with a metadata
+  table, the first instant its latest compaction did not take in (Hudi 1.x): readers judge a metadata block by
+  its instant on the data timeline;
 * completed clean and rollback instants, per action, the oldest down to keep.min once over keep.max.
 The bounds grow when the cleaner retains more commits than keep.min (J6 ArchivalUtils).
 
@@ -67,7 +69,6 @@ from ..io.log_blocks import BlockType
 from ..io.log_format import iter_log_blocks, write_log_file
 from ..storage import FileInfo, Storage
 from ..table.hoodie_table import HoodieTable
-from ..table.properties import refuse_metadata_table
 from ..timeline import avro_models
 from ..timeline.active import ActiveTimeline
 from ..timeline.archived import (
@@ -107,6 +108,7 @@ from ..timeline.lsm_timeline import (
     write_archived_instants,
 )
 from ..write.markers import WriteMarkers
+from ..write.metadata_writer import MetadataTableWriter, has_metadata_table, refuse_unkept_metadata
 from .clean import cleaner_policy, earliest_commit_to_retain
 
 log = logging.getLogger(__name__)
@@ -218,7 +220,8 @@ def _commits_to_archive(table: HoodieTable, cfg: HoodieConfig, low: int, high: i
     savepoints = [i.timestamp for i in timeline.completed() if i.action == SAVEPOINT]
     clean = last_clean_retained(timeline)
     limits = [_oldest_commit_to_retain(timeline, done), _retained_for_compaction(table, cfg),
-              _retained_for_clustering(timeline, done), clean[1] if clean else None]
+              _retained_for_clustering(timeline, done), clean[1] if clean else None,
+              MetadataTableWriter(table.storage).archival_bound() if has_metadata_table(table.props) else None]
     if savepoints and not cfg.get(ARCHIVE_BEYOND_SAVEPOINT):
         limits.append(savepoints[0])
     bound = min((t for t in limits if t), default=None)
@@ -396,7 +399,7 @@ def merge_small_archive_files(storage: Storage, folder: str, cfg: HoodieConfig) 
 
 def archive(storage: Storage, options: dict[str, Any] | HoodieConfig | None = None) -> list[str]:
     """Archive what the rules allow; the instant times moved (also those an interrupted run left)."""
-    refuse_metadata_table(storage, "archival")
+    refuse_unkept_metadata(storage, "archival")
     cfg = _config(options)
     validate_archival_config(cfg)
     table = HoodieTable.load(storage)

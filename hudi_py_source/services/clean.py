@@ -47,7 +47,6 @@ from ..table.file_group_id import FileGroupId
 from ..table.file_names import is_data_file
 from ..table.fs_view import FileGroup, FileSlice, FileSystemView
 from ..table.hoodie_table import HoodieTable
-from ..table.properties import refuse_metadata_table
 from ..timeline import avro_models
 from ..timeline.instant import (
     CLEAN,
@@ -58,6 +57,7 @@ from ..timeline.instant import (
     format_instant_time,
 )
 from ..timeline.service_plans import compaction_operations, pending_clustering_file_groups
+from ..write.metadata_writer import MetadataTableWriter, change_of_clean, has_metadata_table, refuse_unkept_metadata
 from .savepoint import savepoint_instants, savepointed_files
 
 LOG = logging.getLogger("hudi_py_source.clean")
@@ -395,6 +395,8 @@ def _execute(table: HoodieTable, instant: Instant, plan: dict[str, Any]) -> str:
         "bootstrapPartitionMetadata": {},
         **({"extraMetadata": plan.get("extraMetadata") or {}} if layout >= 2 else {}),  # the plan's, as Hudi
     }
+    if has_metadata_table(table.props):
+        MetadataTableWriter(storage).commit(instant.timestamp, change_of_clean(record), timeline)
     timeline.complete(instant, avro_models.serialize(METADATA, record, layout))
     LOG.info("clean %s deleted %d file(s)", instant.timestamp, record["totalFilesDeleted"])
     return instant.timestamp
@@ -417,7 +419,7 @@ def finish_pending_cleans(table: HoodieTable) -> list[str]:
 def clean(storage: Storage, options: dict[str, Any] | None = None, now: datetime | None = None) -> str | None:
     """Finish pending cleans, then plan and run a new one when due; the instant of the last clean run here,
     None when there was nothing to do. `now` (for KEEP_LATEST_BY_HOURS) defaults to the wall clock."""
-    refuse_metadata_table(storage, "a clean")
+    refuse_unkept_metadata(storage, "a clean")
     cfg = HoodieConfig(options or {})
     table = HoodieTable.load(storage)
     finished = finish_pending_cleans(table)

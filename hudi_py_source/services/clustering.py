@@ -49,6 +49,7 @@ from ..config import (
     INCREMENTAL_TABLE_SERVICES,
     INDEX_TYPE,
     MERGE_MAX_MEMORY,
+    METADATA_COMPACT_MAX_DELTA_COMMITS,
     PARQUET_MAX_FILE_SIZE,
     SKIP_CORRUPT_LOG_BLOCKS,
     SPILLABLE_MAP_PATH,
@@ -65,7 +66,6 @@ from ..table.file_group_id import FileGroupId
 from ..table.file_names import make_base_file_name, new_file_id, write_token
 from ..table.fs_view import FileSlice, FileSystemView
 from ..table.hoodie_table import HoodieTable
-from ..table.properties import refuse_metadata_table
 from ..timeline import avro_models
 from ..timeline.commit_metadata import WriteStat
 from ..timeline.instant import CLUSTERING, COMMIT, DELTA_COMMIT, REPLACE_COMMIT, REQUESTED, Instant
@@ -74,6 +74,7 @@ from ..write.base_files import base_file_write_stat, base_file_writer
 from ..write.clustering_updates import ALLOW_UPDATES
 from ..write.commit import Commit
 from ..write.markers import WriteMarkers
+from ..write.metadata_writer import refuse_unkept_metadata
 from ..write.rollback import rollback_failed_writes, rollback_instant
 from .compaction import slice_io_metrics
 
@@ -250,7 +251,7 @@ def schedule_clustering(storage: Storage | str, options: dict[str, Any] | None =
     """Write a clustering plan of the small file slices; its instant, or None when there is nothing to cluster
     (or, with hoodie.clustering.inline, fewer than inline.max.commits commits since the last clustering)."""
     storage = Storage.of(storage)
-    refuse_metadata_table(storage, "a clustering")
+    refuse_unkept_metadata(storage, "a clustering")
     return _schedule(_load(storage), HoodieConfig(options or {}))
 
 
@@ -418,7 +419,7 @@ def _pending_instant(table: HoodieTable, instant_time: str) -> Instant | None:
 def execute_clustering(storage: Storage | str, instant_time: str, options: dict[str, Any] | None = None) -> str:
     """Run one scheduled (or interrupted) clustering to completion; returns its instant time."""
     storage = Storage.of(storage)
-    refuse_metadata_table(storage, "a clustering")
+    refuse_unkept_metadata(storage, "a clustering")
     return _execute_clustering(_load(storage), instant_time, options)
 
 
@@ -445,7 +446,8 @@ def _execute_clustering(table: HoodieTable, instant_time: str, options: dict[str
     commit = Commit.resume(table, pending, CLUSTER)
     started = time.monotonic()
     stats = [stat for group in plan.groups for stat in _cluster_group(out, group, plan.sort_columns)]
-    commit.complete(stats, {"schema": avro_json}, _replaced(plan))
+    commit.complete(stats, {"schema": avro_json}, _replaced(plan),
+                    out.cfg.get(METADATA_COMPACT_MAX_DELTA_COMMITS))
     LOG.info("clustering %s: %d group(s) into %d file(s) in %.1f s", instant_time, len(plan.groups),
              out.files_written, time.monotonic() - started)
     return instant_time
@@ -454,7 +456,7 @@ def _execute_clustering(table: HoodieTable, instant_time: str, options: dict[str
 def run_clustering(storage: Storage | str, options: dict[str, Any] | None = None) -> list[str]:
     """Execute every pending clustering, oldest first; their instant times."""
     storage = Storage.of(storage)
-    refuse_metadata_table(storage, "a clustering")
+    refuse_unkept_metadata(storage, "a clustering")
     return _run(_load(storage), options)
 
 
@@ -462,7 +464,7 @@ def cluster(storage: Storage | str, options: dict[str, Any] | None = None) -> li
     """Run every pending clustering, oldest first, scheduling one first when none is pending; their instants
     (empty when there was nothing to cluster). The table is loaded once for both."""
     storage = Storage.of(storage)
-    refuse_metadata_table(storage, "a clustering")
+    refuse_unkept_metadata(storage, "a clustering")
     table = _load(storage)
     if not pending_clusterings(table) and _schedule(table, HoodieConfig(options or {})) is None:
         return []

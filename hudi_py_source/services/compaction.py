@@ -32,6 +32,7 @@ from ..config import (
     COMPACTION_LOGFILE_SIZE_THRESHOLD,
     COMPACTION_TARGET_IO,
     MERGE_MAX_MEMORY,
+    METADATA_COMPACT_MAX_DELTA_COMMITS,
     PARQUET_MAX_FILE_SIZE,
     SKIP_CORRUPT_LOG_BLOCKS,
     SPILLABLE_MAP_PATH,
@@ -54,7 +55,6 @@ from ..storage import Storage
 from ..table.file_names import make_base_file_name, write_token
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
-from ..table.properties import refuse_metadata_table
 from ..timeline import avro_models
 from ..timeline.commit_metadata import WriteStat
 from ..timeline.instant import (
@@ -73,6 +73,7 @@ from ..timeline.service_plans import (
 from ..write.base_files import base_file_write_stat, base_file_writer
 from ..write.commit import CompactionCommit
 from ..write.markers import WriteMarkers
+from ..write.metadata_writer import refuse_unkept_metadata
 from ..write.rollback import rollback_instant
 
 LOG = logging.getLogger("hudi_py_source.compaction")
@@ -165,7 +166,7 @@ def _roll_back_failed_delta_commits(table: HoodieTable) -> HoodieTable:
 def schedule_compaction(storage: Storage | str, options: dict[str, Any] | None = None) -> str | None:
     """Write a compaction plan of the slices worth compacting; None when no slice has log files."""
     storage = Storage.of(storage)
-    refuse_metadata_table(storage, "a compaction")
+    refuse_unkept_metadata(storage, "a compaction")
     return _schedule(_table(storage), HoodieConfig(options or {}))[1]
 
 
@@ -282,7 +283,7 @@ def _schema_json(avro: dict[str, Any] | None) -> str:
 def execute_compaction(storage: Storage | str, instant_time: str, options: dict[str, Any] | None = None) -> str:
     """Run one scheduled (or interrupted) compaction to completion; returns its instant time."""
     storage = Storage.of(storage)
-    refuse_metadata_table(storage, "a compaction")
+    refuse_unkept_metadata(storage, "a compaction")
     return _execute_compaction(_table(storage), instant_time, options)
 
 
@@ -296,7 +297,8 @@ def _execute_compaction(table: HoodieTable, instant_time: str, options: dict[str
     commit = CompactionCommit.resume(table, instant, "COMPACT")
     started = time.monotonic()
     stats = _execute(commit.table, commit.instant, dict(options or {}))
-    commit.complete(stats, {"schema": _schema_json(commit.table.avro_schema())})
+    commit.complete(stats, {"schema": _schema_json(commit.table.avro_schema())},
+                    metadata_compact_every=HoodieConfig(options or {}).get(METADATA_COMPACT_MAX_DELTA_COMMITS))
     LOG.info("compaction %s: %d file slice(s) in %.1f s", instant_time, len(stats), time.monotonic() - started)
     return instant_time
 
@@ -305,7 +307,7 @@ def run_compaction(storage: Storage | str, options: dict[str, Any] | None = None
                    instant: str | None = None) -> list[str]:
     """Execute every pending compaction, oldest first (or only `instant`); their instant times."""
     storage = Storage.of(storage)
-    refuse_metadata_table(storage, "a compaction")
+    refuse_unkept_metadata(storage, "a compaction")
     return _run(_table(storage), options, instant)
 
 
@@ -313,7 +315,7 @@ def compact(storage: Storage | str, options: dict[str, Any] | None = None, insta
     """Run every pending compaction, oldest first, or only `instant`, scheduling one first when none is pending
     and no instant is named; their instant times. The table is loaded once for both."""
     storage = Storage.of(storage)
-    refuse_metadata_table(storage, "a compaction")
+    refuse_unkept_metadata(storage, "a compaction")
     table = _table(storage)
     if instant is None and not table.timeline.pending_compactions():
         table, scheduled = _schedule(table, HoodieConfig(options or {}))

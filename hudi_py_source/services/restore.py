@@ -53,6 +53,7 @@ LOG = logging.getLogger("hudi_py_source.restore")
 PLAN = "HoodieRestorePlan"
 METADATA = "HoodieRestoreMetadata"
 PLAN_VERSION = 2
+RESTORE_LACKS = "which pyhudi's restore does not restore yet"
 
 
 def _read_plan(table: HoodieTable, restore: Instant) -> dict[str, Any]:
@@ -111,7 +112,7 @@ def _instants_after(table: HoodieTable, savepoint_time: str) -> list[Instant]:
 def schedule_restore(storage: Storage | str, savepoint_time: str) -> str:
     """Write the restore plan (`R.restore.requested`) to the savepoint; returns R. Refuses before writing
     anything when an instant cannot be rolled back whole."""
-    refuse_metadata_table(Storage.of(storage), "a restore")
+    refuse_metadata_table(Storage.of(storage), "a restore", why=RESTORE_LACKS)
     table = HoodieTable.load(Storage.of(storage))
     _require_savepoint(table, savepoint_time)
     instants = _instants_after(table, savepoint_time)
@@ -205,7 +206,7 @@ def _check_restored(table: HoodieTable, savepoint_time: str) -> None:
 
 def execute_restore(storage: Storage | str, restore_time: str) -> str:
     """Run (or resume) the pending restore `restore_time` to completion; returns it."""
-    refuse_metadata_table(Storage.of(storage), "a restore")
+    refuse_metadata_table(Storage.of(storage), "a restore", why=RESTORE_LACKS)
     table = HoodieTable.load(Storage.of(storage))
     restore = pending_restore(table)
     if restore is None or restore.timestamp != restore_time:

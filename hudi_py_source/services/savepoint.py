@@ -25,10 +25,10 @@ from ..errors import HoodieTimelineError
 from ..storage import Storage
 from ..table.fs_view import FileSlice, LogFile
 from ..table.hoodie_table import HoodieTable
-from ..table.properties import refuse_metadata_table
 from ..timeline import avro_models
 from ..timeline.instant import CLEAN, COMPLETED, INFLIGHT, REQUESTED, SAVEPOINT, Instant
 from ..write.log_append import first_block_instant
+from ..write.metadata_writer import refuse_unkept_metadata
 
 LOG = logging.getLogger("hudi_py_source.savepoint")
 METADATA = "HoodieSavepointMetadata"
@@ -117,7 +117,7 @@ def create_savepoint(storage: Storage | str, instant_time: str | None = None, us
                      comment: str = "") -> str:
     """Savepoint the completed commit `instant_time` (default: the latest); returns its instant time.
     An interrupted savepoint of the same commit (inflight only) is completed."""
-    refuse_metadata_table(Storage.of(storage), "a savepoint")
+    refuse_unkept_metadata(Storage.of(storage), "a savepoint")
     table = HoodieTable.load(Storage.of(storage))
     instant_time = _commit_to_savepoint(table, instant_time)
     existing = [i for i in savepoint_instants(table, completed_only=False) if i.timestamp == instant_time]
@@ -168,7 +168,7 @@ def savepointed_files(table: HoodieTable) -> set[str]:
 
 def delete_savepoint(storage: Storage | str, instant_time: str) -> None:
     """Remove the savepoint's timeline files (completed first), unpinning its files for clean/archival."""
-    refuse_metadata_table(Storage.of(storage), "a savepoint deletion")
+    refuse_unkept_metadata(Storage.of(storage), "a savepoint deletion")
     table = HoodieTable.load(Storage.of(storage))
     found = [i for i in savepoint_instants(table, completed_only=False) if i.timestamp == instant_time]
     if not found:

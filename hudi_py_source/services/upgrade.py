@@ -146,7 +146,8 @@ def migrate(storage: Storage, to_version: int, upgrade: bool, options: dict[str,
     options = dict(options or {})
     props = TableProperties.load(storage)
     _check_target(props, to_version, upgrade)
-    refuse_metadata_table(storage, f"an {'upgrade' if upgrade else 'downgrade'}", props)
+    refuse_metadata_table(storage, f"an {'upgrade' if upgrade else 'downgrade'}", props,
+                          "which pyhudi's upgrade and downgrade do not convert yet")
     _refuse_features(props, to_version)
     layout_changes = LAYOUT_OF_VERSION[to_version] != props.layout_version
     finish_interrupted_update(storage)

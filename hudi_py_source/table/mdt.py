@@ -35,17 +35,12 @@ from ..timeline import avro_models
 from ..timeline.active import ActiveTimeline
 from ..timeline.instant import DELTA_COMMIT, REQUESTED, RESTORE, ROLLBACK, Instant
 from .fs_view import FileSlice, FileSystemView
+from .metadata_records import ALL_PARTITIONS_KEY, NON_PARTITIONED_KEY, Listing
 from .properties import METADATA_PARTITIONS, TableProperties
 
 METADATA_FOLDER = ".hoodie/metadata"
 FILES_PARTITION = "files"
-ALL_PARTITIONS_KEY = "__all_partitions__"
-NON_PARTITIONED_KEY = "."
 SOLO_COMMIT_PREFIX = "00000000000000"
-
-# One file of a listing: (size, is_deleted).
-Entry = tuple[int, bool]
-Listing = dict[str, Entry]
 
 
 def metadata_storage(storage: Storage) -> Storage:
@@ -148,7 +143,7 @@ def _decode(reader: HFileReader, schema: Any, value: bytes) -> dict[str, Any]:
 
 
 @dataclass
-class _LogScan:
+class LogScan:
     """The log blocks of a slice that count, in write order: a rollback command block drops its target's."""
 
     valid: frozenset[str]
@@ -209,7 +204,7 @@ def read_files_partition(storage: Storage, props: TableProperties, data_timeline
     valid = valid_instants(data_timeline, timeline)
     completed = frozenset(i.timestamp for i in timeline.completed())
     for file_slice in sorted(slices, key=lambda s: s.file_id):
-        _merge_slice(mdt, file_slice, state, _LogScan(valid, completed, timeline.timeline_start()))
+        merge_slice(mdt, file_slice, state, LogScan(valid, completed, timeline.timeline_start()))
     return state
 
 
@@ -217,7 +212,7 @@ def _named(rel: str) -> str:
     return f"{METADATA_FOLDER}/{rel}"
 
 
-def _merge_slice(mdt: Storage, file_slice: FileSlice, state: FilesPartition, scan: _LogScan) -> None:
+def merge_slice(mdt: Storage, file_slice: FileSlice, state: FilesPartition, scan: LogScan) -> None:
     if file_slice.base_file is not None:
         path = file_slice.base_file.path
         state.apply(HFileReader(mdt.read_bytes(path), _named(path)))

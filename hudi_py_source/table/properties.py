@@ -543,12 +543,11 @@ def _recover(storage: Storage) -> TableProperties:
     return current
 
 
-def refuse_metadata_table(storage: Storage, change: str, props: TableProperties | None = None) -> None:
-    """Refuse `change` to a table that has a metadata table (`props`: the table's properties, when loaded).
-
-    pyhudi does not update metadata tables yet, and readers that list files through one (Apache Hudi does by
-    default) would not see the change, or would list files it removed. Reading such a table stays allowed.
-    """
+def refuse_metadata_table(storage: Storage, change: str, props: TableProperties | None = None,
+                          why: str = "which pyhudi does not update yet") -> None:
+    """Refuse `change` to a table that has a metadata table (`props`: the table's properties, when loaded),
+    `why` saying what pyhudi lacks: readers that list files through it (Apache Hudi does by default) would not
+    see the change, or would list files it removed. Reading such a table stays allowed."""
     props = props if props is not None else TableProperties.load(storage)
     if props.metadata_partitions:
         found = f"{METADATA_PARTITIONS}={','.join(props.metadata_partitions)} in {PROPERTIES_FILE}"
@@ -557,10 +556,10 @@ def refuse_metadata_table(storage: Storage, change: str, props: TableProperties 
     else:
         return
     raise HoodieTableError(
-        f"refusing {change} on {storage.base_url}: the table has a metadata table ({found}), which pyhudi does "
-        "not update yet, so readers that list files through it (Apache Hudi, by default) would not see the "
-        "change. Disable the metadata table with Apache Hudi first (write once with hoodie.metadata.enable=false, "
-        "which deletes it); reading the table works as it is"
+        f"refusing {change} on {storage.base_url}: the table has a metadata table ({found}), {why}, so readers "
+        "that list files through it (Apache Hudi, by default) would not see the change. Disable the metadata "
+        "table first (write once with hoodie.metadata.enable=false, which deletes it, as Apache Hudi does); "
+        "reading the table works as it is"
     )
 
 

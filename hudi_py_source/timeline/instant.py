@@ -153,14 +153,20 @@ class InstantTimeGenerator:
             _check_not_far_ahead(after, now, tz, table)
             candidate = format_instant_time(now)
             for floor in (after, self._last.get(table)):
-                if floor is not None and candidate <= floor:
+                if floor is not None and not is_solo_time(floor) and candidate <= floor:
                     candidate = format_instant_time(parse_instant_time(_pad(floor)) + timedelta(milliseconds=1))
             self._last[table] = candidate
             return candidate
 
 
+def is_solo_time(timestamp: str) -> bool:
+    """Hudi's fixed instant times before any clock time (`00000000000000` and a suffix: the metadata table's
+    initialization), which name no moment."""
+    return timestamp.startswith("00000000000000")
+
+
 def _check_not_far_ahead(floor: str | None, now: datetime, tz: str, table: str) -> None:
-    if floor is None or parse_instant_time(_pad(floor)) <= now + MAX_CLOCK_LEAD:
+    if floor is None or is_solo_time(floor) or parse_instant_time(_pad(floor)) <= now + MAX_CLOCK_LEAD:
         return
     raise HoodieTimelineError(
         f"instant {floor} on the timeline of {table or 'the table'} lies more than {MAX_CLOCK_LEAD.days} day "

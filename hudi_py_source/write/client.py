@@ -19,6 +19,7 @@ from ..config import (
     HIVE_STYLE_PARTITIONING,
     KEYGENERATOR_CLASS,
     KEYGENERATOR_TYPE,
+    METADATA_COMPACT_MAX_DELTA_COMMITS,
     OPERATION,
     PARTITIONPATH_FIELD,
     PARTITIONS_TO_DELETE,
@@ -44,7 +45,7 @@ from ..merge.payload import DEFAULT_PAYLOAD
 from ..services.upgrade import upgrade_table
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable, ensure_not_foreign, table_exists
-from ..table.properties import KEYGEN_CLASS_BY_TYPE, TableProperties, init_table_layout, refuse_metadata_table
+from ..table.properties import KEYGEN_CLASS_BY_TYPE, TableProperties, init_table_layout
 from ..table.properties import PAYLOAD_CLASS as RECORDED_PAYLOAD_CLASS
 from ..table.properties_v8 import PAYLOAD_OF_MODE, for_new_table_v8, merge_mode, table_merge_mode
 from ..table.table_version import upgrade_asked, version_to_write
@@ -52,6 +53,7 @@ from ..timeline import avro_models
 from ..timeline.instant import INFLIGHT, Instant
 from .commit import Commit
 from .job import MERGE_OPERATIONS, NEW_FILE_OPERATIONS, TaskResult, WriteJob
+from .metadata_writer import prepare_metadata_table
 from .new_file_groups import collect_partitions, write_new_file_groups
 from .post_commit import finish_interrupted_inline_services, run_post_commit, validate_post_commit
 from .profile import WriteProfile
@@ -278,7 +280,6 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
     cfg = HoodieConfig(effective_options(table.props if table else None, options))
     version = version_to_write(cfg, table.props if table else None)
     if table is not None:
-        refuse_metadata_table(storage, "a write", table.props)
         _check_against_table(table.props, cfg)
     validate_post_commit(cfg)
     operation = operation_for(how, cfg.get(OPERATION), exists)
@@ -298,9 +299,9 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
     if table is None:
         ensure_not_foreign(storage)
         init_table_layout(storage, _new_table_properties(cfg, schema, avro, version))
-        table = HoodieTable.load(storage)
+        table = prepare_metadata_table(HoodieTable.load(storage), cfg, "a write")
     else:
-        table = rollback_failed_writes(table)
+        table = rollback_failed_writes(prepare_metadata_table(table, cfg, "a write"))
         if finish_interrupted_inline_services(storage, cfg):
             table = table.reload()
     last = table.timeline.last_completed_commit()
@@ -374,7 +375,8 @@ def commit_write(job: WriteJob, results: list[TaskResult], extra_metadata: dict[
             LOG.info("%s: %d deleted key(s) are not in the table; their deletes were no-ops",
                      job.instant_time, upsert_stats.missing_deletes)
     replaced = _replaced_file_ids(job.table, job, results) if job.action == "replacecommit" else None
-    metadata = _commit_of(job).complete(stats, {**(extra_metadata or {}), "schema": job.avro_schema_json}, replaced)
+    metadata = _commit_of(job).complete(stats, {**(extra_metadata or {}), "schema": job.avro_schema_json}, replaced,
+                                        job.config.get(METADATA_COMPACT_MAX_DELTA_COMMITS))
     run_post_commit(job.storage, job.config, job.instant_time, job.action, metadata)
     return job.instant_time
 

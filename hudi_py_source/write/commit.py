@@ -16,7 +16,8 @@ from its plan to its publication, and how a failed one is undone.
 - write: every file is written under a marker (`.hoodie/.temp/<instant>/…`, created before the file), so a
   rollback finds the files of attempts that never reported back. Writers report what they wrote as WriteStats.
 - complete: files the markers name but no WriteStat reports (failed or speculative task attempts) are deleted,
-  then the commit metadata (the stats by partition, the schema, the operation, the file groups replaced) is
+  the files are applied to the metadata table when the table has one (write/metadata_writer.py), then the
+  commit metadata (the stats by partition, the schema, the operation, the file groups replaced) is
   published as the COMPLETED file in one create-if-absent step, and the markers go. Readers see nothing of the
   instant before that step and all of it after.
 - abort: the instant is rolled back now; if the process dies instead, the next writer's start does it.
@@ -40,6 +41,7 @@ from ..timeline.commit_metadata import CommitMetadata, WriteStat
 from ..timeline.instant import INFLIGHT, REQUESTED, Instant
 from .log_append import logs_of_append_marker
 from .markers import WriteMarkers
+from .metadata_writer import DEFAULT_MAX_DELTA_COMMITS, MetadataTableWriter, change_of_commit, has_metadata_table
 from .rollback import rollback_instant
 
 LOG = logging.getLogger("hudi_py_source.commit")
@@ -87,8 +89,10 @@ class Commit:
         return self.table.storage
 
     def complete(self, stats: Iterable[WriteStat], extra_metadata: Mapping[str, str],
-                 replaced: Mapping[str, list[str]] | None = None) -> CommitMetadata:
-        """Publish the instant with the files `stats` report (see the module docstring); returns its metadata."""
+                 replaced: Mapping[str, list[str]] | None = None,
+                 metadata_compact_every: int = DEFAULT_MAX_DELTA_COMMITS) -> CommitMetadata:
+        """Publish the instant with the files `stats` report (see the module docstring); returns its metadata.
+        `metadata_compact_every`: hoodie.metadata.compact.max.delta.commits, for a table with a metadata table."""
         reported = list(stats)
         delete_unreported_files(self.storage, self.instant_time, reported)
         by_partition: dict[str, list[WriteStat]] = {}
@@ -96,6 +100,9 @@ class Commit:
             by_partition.setdefault(stat.partition_path or "", []).append(stat)
         metadata = CommitMetadata(by_partition, self.compacted, dict(extra_metadata), self.operation_type,
                                   dict(replaced) if replaced is not None else None)
+        if has_metadata_table(self.table.props):
+            MetadataTableWriter(self.storage, metadata_compact_every).commit(
+                self.instant_time, change_of_commit(metadata), self.table.timeline)
         self.table.timeline.complete(self.instant, metadata.to_bytes(self.table.timeline.layout_version))
         WriteMarkers(self.storage, self.instant_time).delete_all()
         return metadata

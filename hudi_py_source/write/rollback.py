@@ -3,25 +3,26 @@
 A failed write leaves base files that hudi-rs would read (it does not check a v6 file's instant),
 so before any later instant completes, every file of the failed instant is deleted and the
 rollback is recorded on the timeline as Hudi does: plan, inflight, files removed, completed
-metadata, then the failed instant's own timeline files removed. A restore rolls back completed
-instants the same way, newest first, finding their log files through their write stats.
+metadata, then the failed instant's own timeline files removed (write/instant_rollback.py). A restore
+rolls back completed instants the same way, newest first, finding their log files through their write stats.
+A table with a metadata table has the instant's deltacommit there rolled back too, before the rollback
+completes.
 """
 
 from __future__ import annotations
 
 import posixpath
 import time
-from typing import Any
 
 from ..errors import HoodieTableError, HoodieTimelineError
-from ..storage import Storage
 from ..table.file_names import parse_base_file_name
 from ..table.hoodie_table import HoodieTable
 from ..timeline import avro_models
-from ..timeline.active import ActiveTimeline
-from ..timeline.instant import INFLIGHT, Instant
+from ..timeline.instant import Instant
+from .instant_rollback import BeforeComplete, finish_rollback, rollback_files
 from .log_append import first_block_instant, logs_of_append_marker
 from .markers import WriteMarkers
+from .metadata_writer import MetadataTableWriter, has_metadata_table
 
 WRITE_ACTIONS = frozenset({"commit", "deltacommit", "replacecommit"})
 
@@ -69,81 +70,18 @@ def files_of_instant(table: HoodieTable, instant: Instant) -> list[str]:
     return sorted(p for p in found if table.storage.exists(p))
 
 
-def _rollback_plan(instant: Instant, files: list[str]) -> dict[str, Any]:
-    by_partition: dict[str, list[str]] = {}
-    for path in files:
-        by_partition.setdefault(posixpath.dirname(path), []).append(path)
-    return {
-        "instantToRollback": {"commitTime": instant.timestamp, "action": instant.action},
-        "RollbackRequests": [
-            {
-                "partitionPath": partition,
-                "fileId": "",
-                "latestBaseInstant": instant.timestamp,
-                "filesToBeDeleted": paths,
-                "logBlocksToBeDeleted": {},
-            }
-            for partition, paths in sorted(by_partition.items())
-        ],
-        "version": 1,
-    }
-
-
-def _rollback_metadata(start: str, started: float, instant: Instant, storage: Storage,
-                       deleted: dict[str, list[str]]) -> dict[str, Any]:
-    return {
-        "startRollbackTime": start,
-        "timeTakenInMillis": int((time.monotonic() - started) * 1000),
-        "totalFilesDeleted": sum(len(v) for v in deleted.values()),
-        "commitsRollback": [instant.timestamp],
-        "partitionMetadata": {
-            partition: {
-                "partitionPath": partition,
-                "successDeleteFiles": [storage.url(p) for p in paths],
-                "failedDeleteFiles": [],
-                "rollbackLogFiles": None,
-                "logFilesFromFailedCommit": None,
-            }
-            for partition, paths in sorted(deleted.items())
-        },
-        "version": 1,
-        "instantsRollback": [{"commitTime": instant.timestamp, "action": instant.action}],
-    }
+def _metadata_rollback(table: HoodieTable, target: str) -> BeforeComplete | None:
+    """Rolling back data instant `target` also rolls back its metadata-table deltacommit, if it has one."""
+    if not has_metadata_table(table.props):
+        return None
+    return lambda rollback_time: MetadataTableWriter(table.storage).rollback(target, rollback_time)
 
 
 def rollback_instant(table: HoodieTable, instant: Instant, keep_requested: bool = False) -> str:
     """Roll back one write instant, pending or (in a restore) completed; returns the rollback instant time.
-    `keep_requested` reverts an inflight table service to its plan instead of removing it (Hudi's
-    rollbackInflightClustering)."""
-    timeline = table.timeline
-    started = time.monotonic()
-    files = files_of_instant(table, instant)
-    rollback_time = timeline.new_instant_time(table.props.timeline_timezone)
-    requested = timeline.create_requested(
-        rollback_time, "rollback", avro_models.serialize("HoodieRollbackPlan", _rollback_plan(instant, files))
-    )
-    inflight = timeline.transition_to_inflight(requested)
-    return _finish_rollback(table, timeline, inflight, instant, files, started, keep_requested)
-
-
-def _finish_rollback(table: HoodieTable, timeline: ActiveTimeline, inflight: Instant, instant: Instant,
-                     files: list[str], started: float, keep_requested: bool = False) -> str:
-    """Un-publish first (a restore rolls back completed instants): a reader then sees the table without the
-    instant, never with part of its files gone. The plan lets a crashed rollback be finished from here."""
-    if instant.is_completed:
-        table.storage.delete(timeline.path_of(instant))
-    deleted: dict[str, list[str]] = {}
-    for path in files:
-        table.storage.delete(path)
-        deleted.setdefault(posixpath.dirname(path), []).append(path)
-    WriteMarkers(table.storage, instant.timestamp).delete_all()
-    if keep_requested:
-        table.storage.delete(timeline.path_of(Instant(instant.timestamp, instant.action, INFLIGHT)))
-    else:
-        timeline.delete_instant_files(instant)
-    metadata = _rollback_metadata(inflight.timestamp, started, instant, table.storage, deleted)
-    timeline.complete(inflight, avro_models.serialize("HoodieRollbackMetadata", metadata))
-    return inflight.timestamp
+    `keep_requested` reverts an inflight table service to its plan instead of removing it."""
+    return rollback_files(table, instant, files_of_instant(table, instant), keep_requested,
+                          before_complete=_metadata_rollback(table, instant.timestamp))
 
 
 def _resume_pending_rollback(table: HoodieTable, rollback: Instant) -> None:
@@ -156,7 +94,8 @@ def _resume_pending_rollback(table: HoodieTable, rollback: Instant) -> None:
     inflight = rollback if rollback.state == "INFLIGHT" else timeline.transition_to_inflight(rollback)
     target_instant = pending_target or Instant(target["commitTime"], target["action"], "INFLIGHT")
     keep_plan = timeline.clustering_plan(target_instant) is not None
-    _finish_rollback(table, timeline, inflight, target_instant, files, time.monotonic(), keep_plan)
+    finish_rollback(table, timeline, inflight, target_instant, files, time.monotonic(), keep_plan,
+                    _metadata_rollback(table, target_instant.timestamp))
 
 
 def resume_pending_rollbacks(table: HoodieTable) -> HoodieTable:

@@ -1,0 +1,440 @@
+"""Keeping a table's metadata table (`.hoodie/metadata`, its `files` partition) in step with the data table.
+
+Every action that adds or removes data files is applied to the metadata table as a deltacommit of the same
+instant time, before the data table's instant completes, as Hudi 1.x does:
+
+    data:      REQUESTED ── INFLIGHT ── files written ───────────────────────────────── COMPLETED
+    metadata:                                          deltacommit T: REQUESTED ─ INFLIGHT ─ log file ─ COMPLETED
+                                                       (compaction of the metadata table first, when due)
+
+- commit, deltacommit, replacecommit, compaction and clustering add the files their write stats name (with their
+  sizes); a delete_partition also marks its partitions deleted in `__all_partitions__`;
+- a clean marks the files it deleted (and the partitions it dropped) deleted;
+- a rollback of data instant T rolls back the metadata table's deltacommit T (its log file goes, the rollback is
+  recorded on the metadata timeline under the data rollback's instant time): the files T wrote were listed only
+  by that deltacommit.
+A crash anywhere leaves what readers accept: a metadata deltacommit whose data instant is not completed does not
+count (readers check the data timeline; hudi-rs lists data files only of completed instants), and the next
+writer's rollback of the data instant takes the deltacommit with it.
+
+Each deltacommit writes one log file named after its instant (`.files-0000-0_<T>.log.1_0-0-0`) holding one
+HFILE_DATA_BLOCK, so rolling one back is deleting that file. After `hoodie.metadata.compact.max.delta.commits`
+deltacommits the file group is compacted into a new base HFile (the merged listing), when no other data instant
+is pending, and slices older than the one before it are cleaned.
+
+The metadata table is created (`initialize`) with the `files` partition listed from storage: every data file of
+a completed instant, in one deltacommit `00000000000000000` that writes the base HFile; the data table's
+hoodie.properties then lists `files` in hoodie.table.metadata.partitions, which is what makes readers use it.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import (
+    METADATA_BLOOM_FILTER_ENABLE,
+    METADATA_COLUMN_STATS_ENABLE,
+    METADATA_ENABLE,
+    METADATA_PARTITION_STATS_ENABLE,
+    METADATA_RECORD_INDEX_ENABLE,
+    HoodieConfig,
+    list_fields,
+)
+from ..errors import HoodieTableError
+from ..io.log_blocks import BlockType, HeaderKey, encode_block
+from ..io.log_format import write_log_file
+from ..storage import Storage
+from ..table.file_listing import StorageListing
+from ..table.file_names import make_base_file_name, make_log_file_name, parse_base_file_name, parse_log_file_name
+from ..table.hoodie_table import HoodieTable
+from ..table.mdt import FILES_PARTITION, METADATA_FOLDER, FilesPartition, LogScan, merge_slice, metadata_storage
+from ..table.metadata_records import (
+    ALL_PARTITIONS_KEY,
+    NON_PARTITIONED_KEY,
+    RECORD_SCHEMA_JSON,
+    WRITE_SCHEMA_JSON,
+    Listing,
+    files_hfile,
+)
+from ..table.partition_metadata import write_partition_metadata
+from ..table.properties import METADATA_PARTITIONS, TableProperties, init_table_layout, refuse_metadata_table
+from ..timeline import avro_models
+from ..timeline.active import ActiveTimeline
+from ..timeline.commit_metadata import CommitMetadata, WriteStat
+from ..timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, Instant
+from .instant_rollback import rollback_files
+
+LOG = logging.getLogger("hudi_py_source.metadata_table")
+
+FILE_GROUP = "files-0000-0"
+INIT_INSTANT = "00000000000000000"
+WRITE_TOKEN = "0-0-0"
+METADATA_PARTITIONS_INFLIGHT = "hoodie.table.metadata.partitions.inflight"
+DEFAULT_MAX_DELTA_COMMITS = 10
+UPSERT_PREPPED = "UPSERT_PREPPED"
+
+
+@dataclass
+class FilesChange:
+    """What one data-table action did to the table's files: added (with sizes) and deleted, by partition."""
+
+    added: dict[str, dict[str, int]] = field(default_factory=dict)
+    deleted: dict[str, set[str]] = field(default_factory=dict)
+    deleted_partitions: set[str] = field(default_factory=set)
+
+    def add(self, partition: str, name: str, size: int) -> None:
+        files = self.added.setdefault(partition, {})
+        files[name] = max(size, files.get(name, 0))
+
+    def delete(self, partition: str, name: str) -> None:
+        self.deleted.setdefault(partition, set()).add(name)
+
+    def records(self) -> dict[str, Listing]:
+        """The `files` records of the change: one per touched partition, and `__all_partitions__` naming the
+        partitions written to (and those dropped, as deleted) when there are any."""
+        out: dict[str, Listing] = {}
+        for partition in sorted(set(self.added) | set(self.deleted)):
+            listing: Listing = {name: (0, True) for name in self.deleted.get(partition, ())}
+            listing.update({name: (size, False) for name, size in self.added.get(partition, {}).items()})
+            out[partition or NON_PARTITIONED_KEY] = listing
+        partitions: Listing = {p or NON_PARTITIONED_KEY: (0, False) for p in self.added}
+        partitions.update({p: (0, True) for p in self.deleted_partitions})
+        if partitions:
+            out[ALL_PARTITIONS_KEY] = partitions
+        return out
+
+
+def change_of_commit(metadata: CommitMetadata) -> FilesChange:
+    """The files a commit, deltacommit, replacecommit, compaction or clustering wrote; the partitions a
+    delete_partition drops."""
+    change = FilesChange()
+    for stat in metadata.all_write_stats():
+        if stat.path:
+            change.add(stat.partition_path or "", posixpath.basename(stat.path), stat.file_size_in_bytes)
+    if metadata.operation_type == "DELETE_PARTITION":
+        change.deleted_partitions.update(metadata.partition_to_replace_file_ids or {})
+    return change
+
+
+def change_of_clean(clean_metadata: Mapping[str, Any]) -> FilesChange:
+    """The files a clean deleted (every file it set out to delete: one already gone is gone) and the partitions
+    it dropped."""
+    change = FilesChange()
+    for partition, meta in (clean_metadata.get("partitionMetadata") or {}).items():
+        for name in meta.get("deletePathPatterns") or []:
+            change.delete(partition, name)
+        if meta.get("isPartitionDeleted"):
+            change.deleted_partitions.add(partition)
+    return change
+
+
+def has_metadata_table(props: TableProperties) -> bool:
+    """The data table lists a built `files` partition: writers must keep it in step, readers may use it."""
+    return FILES_PARTITION in props.metadata_partitions
+
+
+# The metadata partitions pyhudi does not write, and the option whose explicit false removes each, as Hudi's
+# writer removes a partition its configuration disables.
+_DROPPABLE = {"column_stats": METADATA_COLUMN_STATS_ENABLE, "partition_stats": METADATA_PARTITION_STATS_ENABLE,
+              "bloom_filters": METADATA_BLOOM_FILTER_ENABLE, "record_index": METADATA_RECORD_INDEX_ENABLE}
+
+
+def prepare_metadata_table(table: HoodieTable, cfg: HoodieConfig, change: str) -> HoodieTable:
+    """Before `change` (a write) starts: the metadata table as the options want it.
+
+    hoodie.metadata.enable=false removes it; true creates it when missing; unset keeps what the table has. A
+    partition pyhudi cannot keep in step is removed when its option is explicitly false, and otherwise refuses
+    the change (readers would miss what it writes)."""
+    props = table.props
+    if cfg.is_set(METADATA_ENABLE) and not cfg.get(METADATA_ENABLE):
+        if props.metadata_partitions or table.storage.exists(METADATA_FOLDER):
+            MetadataTableWriter(table.storage).drop(props)
+            return table.reload()
+        return table
+    if props.version < 8 and cfg.get(METADATA_ENABLE):
+        raise HoodieTableError(f"hoodie.metadata.enable=true: pyhudi writes the metadata table of table versions 8 "
+                               f"and 9; {table.storage.base_url} is version {props.version}",
+                               path=table.storage.base_url)
+    unkept = [p for p in props.metadata_partitions if p != FILES_PARTITION]
+    droppable = [p for p in unkept if p in _DROPPABLE and cfg.is_set(_DROPPABLE[p]) and not cfg.get(_DROPPABLE[p])]
+    if droppable:
+        refuse_unkept_metadata(table.storage, change, props, set(droppable))
+        _drop_partitions(table, droppable)
+        table = table.reload()
+    refuse_unkept_metadata(table.storage, change, table.props)
+    if not has_metadata_table(table.props) and cfg.get(METADATA_ENABLE):
+        MetadataTableWriter(table.storage).initialize(table)
+        table = table.reload()
+    return table
+
+
+def refuse_unkept_metadata(storage: Storage, change: str, props: TableProperties | None = None,
+                           dropping: set[str] | None = None) -> None:
+    """Refuse `change` to a table whose metadata table pyhudi cannot keep in step (readers using it would miss
+    the change): one of table version 6, a partition other than `files` (except those in `dropping`), or a
+    partition still being built."""
+    props = props if props is not None else TableProperties.load(storage)
+    if props.version < 8:
+        refuse_metadata_table(storage, change, props, f"which pyhudi updates on table versions 8 and 9, not on "
+                                                      f"version {props.version}")
+    if not props.metadata_partitions:
+        return
+    where = f"refusing {change} on {storage.base_url}: its metadata table"
+    inflight = list_fields(props.get(METADATA_PARTITIONS_INFLIGHT))
+    if inflight:
+        raise HoodieTableError(f"{where} has partitions {', '.join(inflight)} still being built "
+                               f"({METADATA_PARTITIONS_INFLIGHT}); let Apache Hudi's indexer finish first",
+                               path=storage.base_url)
+    kept = [p for p in props.metadata_partitions if p != FILES_PARTITION and p not in (dropping or set())]
+    if kept:
+        how = "; ".join(f"{p}: set {_DROPPABLE[p].key}=false to remove it, as Hudi does" if p in _DROPPABLE
+                        else f"{p}: drop it with Apache Hudi (DROP INDEX)" for p in kept)
+        raise HoodieTableError(f"{where} has partitions pyhudi does not keep in step, so readers using them would "
+                               f"miss the change ({how})", path=storage.base_url)
+
+
+def _drop_partitions(table: HoodieTable, partitions: list[str]) -> None:
+    """Remove metadata partitions: the data table's properties stop listing them first."""
+    remaining = [p for p in table.props.metadata_partitions if p not in partitions]
+    table.props.update(table.storage, {METADATA_PARTITIONS: ",".join(remaining)})
+    for partition in partitions:
+        table.storage.delete_tree(f"{METADATA_FOLDER}/{partition}")
+    LOG.info("removed metadata partitions %s of %s", ", ".join(partitions), table.storage.base_url)
+
+
+class MetadataTableWriter:
+    """The metadata table of one data table, for writing."""
+
+    def __init__(self, data_storage: Storage, max_delta_commits: int = DEFAULT_MAX_DELTA_COMMITS) -> None:
+        self.data_storage = data_storage
+        self.storage = metadata_storage(data_storage)
+        self.max_delta_commits = max_delta_commits
+
+    def table(self) -> HoodieTable:
+        return HoodieTable.load(self.storage)
+
+    # --- creation and removal -------------------------------------------------------------------------------
+
+    def initialize(self, data: HoodieTable) -> TableProperties:
+        """Create the metadata table with the `files` partition listed from storage, then list it in the data
+        table's properties (returned). Leftovers of an initialization that died before that are removed first."""
+        if self.data_storage.exists(METADATA_FOLDER):
+            self.data_storage.delete_tree(METADATA_FOLDER)
+        init_table_layout(self.storage, _metadata_properties(data.props))
+        timeline = ActiveTimeline.load(self.storage, data.props.layout_version, data.props.timeline_timezone)
+        requested = timeline.create_requested(INIT_INSTANT, DELTA_COMMIT)
+        inflight = timeline.transition_to_inflight(requested)
+        records = _listing_of_storage(data).records()
+        records.setdefault(ALL_PARTITIONS_KEY, {})
+        name = make_base_file_name(FILE_GROUP, WRITE_TOKEN, INIT_INSTANT, ".hfile")
+        path = f"{FILES_PARTITION}/{name}"
+        write_partition_metadata(self.storage, FILES_PARTITION, INIT_INSTANT)
+        content = files_hfile(records, base_file=True)
+        self.storage.write_bytes(path, content)
+        stat = WriteStat(file_id=FILE_GROUP, path=path, prev_commit="null", num_writes=len(records),
+                         num_inserts=len(records), total_write_bytes=len(content), partition_path=FILES_PARTITION,
+                         file_size_in_bytes=len(content))
+        timeline.complete(inflight, _deltacommit(stat).to_bytes(timeline.layout_version))
+        LOG.info("initialized the metadata table of %s: %d partition(s)", self.data_storage.base_url,
+                 len(records) - 1)
+        return data.props.update(self.data_storage, {METADATA_PARTITIONS: FILES_PARTITION,
+                                                     METADATA_PARTITIONS_INFLIGHT: ""})
+
+    def drop(self, props: TableProperties) -> None:
+        """Remove the metadata table, as a Hudi writer with hoodie.metadata.enable=false does: the data table's
+        properties stop listing it first, so no reader uses a half-deleted one."""
+        props.update(self.data_storage, {METADATA_PARTITIONS: "", METADATA_PARTITIONS_INFLIGHT: ""})
+        if self.data_storage.exists(METADATA_FOLDER):
+            self.data_storage.delete_tree(METADATA_FOLDER)
+        LOG.info("removed the metadata table of %s", self.data_storage.base_url)
+
+    # --- updates --------------------------------------------------------------------------------------------
+
+    def commit(self, instant_time: str, change: FilesChange, data_timeline: ActiveTimeline) -> None:
+        """Apply `change` as deltacommit `instant_time` (compacting first when due)."""
+        mdt = self.table()
+        if mdt.timeline.find(instant_time) is not None:
+            self.rollback(instant_time, mdt.timeline.new_instant_time(mdt.props.timeline_timezone))
+            mdt = self.table()
+        mdt = self._compact_if_due(mdt, data_timeline, instant_time)
+        timeline = mdt.timeline
+        inflight = timeline.transition_to_inflight(timeline.create_requested(instant_time, DELTA_COMMIT))
+        base = _latest_base(mdt)
+        name = make_log_file_name(FILE_GROUP, instant_time, 1, WRITE_TOKEN)
+        path = f"{FILES_PARTITION}/{name}"
+        records = change.records()
+        block = encode_block(BlockType.HFILE_DATA_BLOCK,
+                             {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: RECORD_SCHEMA_JSON},
+                             files_hfile(records, base_file=False))
+        written = write_log_file(self.storage, path, [block])
+        stat = WriteStat(file_id=FILE_GROUP, path=path, prev_commit=instant_time, num_writes=len(records),
+                         num_update_writes=len(records), total_write_bytes=written.size,
+                         partition_path=FILES_PARTITION, file_size_in_bytes=written.size, log_version=1, log_offset=0,
+                         base_file=base or "", log_files=[name])
+        timeline.complete(inflight, _deltacommit(stat).to_bytes(timeline.layout_version))
+
+    def rollback(self, target: str, rollback_time: str) -> None:
+        """Roll back the metadata table's deltacommit `target` (in any state) under `rollback_time`, when it has
+        one. A completed one older than the latest compaction cannot be undone this way (its records are in the
+        base file): Hudi refuses that too, and a restore is the way back."""
+        mdt = self.table()
+        instant = mdt.timeline.find(target)
+        if instant is None or instant.action != DELTA_COMMIT:
+            return
+        compaction = _latest_compaction(mdt.timeline)
+        if instant.is_completed and compaction is not None and \
+                mdt.timeline.completion_time(instant) <= compaction.timestamp:
+            raise HoodieTableError(
+                f"cannot roll back {target} in the metadata table of {self.data_storage.base_url}: its records were "
+                f"compacted into the metadata table's base file at {compaction.timestamp}; restore the table to a "
+                "savepoint instead", path=self.storage.base_url)
+        rollback_files(mdt, instant, _files_of(mdt, target), rollback_time=rollback_time)
+
+    def archival_bound(self) -> str:
+        """Data instants before this may be archived: their records are in the metadata table's latest base
+        file. A later one must stay on the data timeline, which says whether its metadata block counts."""
+        timeline = self.table().timeline
+        compaction = _latest_compaction(timeline)
+        if compaction is None:
+            return INIT_INSTANT
+        later = [i.timestamp for i in timeline.completed() if i.action == DELTA_COMMIT
+                 and timeline.completion_time(i) > compaction.timestamp]
+        return min([compaction.timestamp, *later])
+
+    # --- the metadata table's own services ------------------------------------------------------------------
+
+    def _compact_if_due(self, mdt: HoodieTable, data_timeline: ActiveTimeline, current: str) -> HoodieTable:
+        """Compact the `files` file group when enough deltacommits followed the last compaction and every one of
+        them counts (none waits on a data instant that is still pending, other than `current`)."""
+        timeline = mdt.timeline
+        last = _latest_compaction(timeline)
+        since = [i for i in timeline.completed() if i.action == DELTA_COMMIT
+                 and (last is None or timeline.completion_time(i) > last.timestamp)]
+        if len(since) < self.max_delta_commits:
+            return mdt
+        pending = {i.timestamp for i in data_timeline.pending()} - {current}
+        if pending or timeline.pending():
+            LOG.info("metadata table compaction waits: data instants %s are pending", sorted(pending))
+            return mdt
+        compaction_time = data_timeline.new_instant_time(mdt.props.timeline_timezone)
+        _compact(mdt, compaction_time)
+        mdt = mdt.reload()
+        _clean_old_slices(mdt)
+        return mdt
+
+
+def _metadata_properties(data: TableProperties) -> TableProperties:
+    """hoodie.properties of a metadata table, as Hudi 1.x writes them for the data table `data`."""
+    version = str(data.version)
+    return TableProperties({
+        "hoodie.compaction.payload.class": "org.apache.hudi.metadata.HoodieMetadataPayload",
+        "hoodie.table.initial.version": version,
+        "hoodie.table.keygenerator.type": "HOODIE_TABLE_METADATA",
+        "hoodie.table.type": "MERGE_ON_READ",
+        "hoodie.archivelog.folder": "history",
+        "hoodie.timeline.layout.version": str(data.layout_version),
+        "hoodie.timeline.history.path": "history",
+        "hoodie.datasource.write.drop.partition.columns": "false",
+        "hoodie.record.merge.strategy.id": "00000000-0000-0000-0000-000000000000",
+        "hoodie.table.recordkey.fields": "key",
+        "hoodie.table.name": f"{data.name}_metadata",
+        "hoodie.timeline.path": "timeline",
+        "hoodie.populate.meta.fields": "false",
+        "hoodie.table.base.file.format": "HFILE",
+        "hoodie.record.merge.mode": "CUSTOM",
+        "hoodie.table.version": version,
+    }).with_checksum()
+
+
+def _listing_of_storage(data: HoodieTable) -> FilesChange:
+    """Every data file of a completed instant (or of one archived before the active timeline's start), as
+    storage lists it: the initialization's listing."""
+    completed = {i.timestamp for i in data.timeline.completed()}
+    start = data.timeline.timeline_start()
+    listing = StorageListing(data.storage)
+    change = FilesChange()
+    for partition in listing.partitions():
+        for info in listing.files(partition):
+            instant = _file_instant(info.name)
+            if instant in completed or (instant is not None and start is not None and instant < start):
+                change.add(partition, info.name, info.size)
+        change.added.setdefault(partition, {})
+    return change
+
+
+def _file_instant(name: str) -> str | None:
+    base = parse_base_file_name(name)
+    if base is not None:
+        return base.instant_time
+    log = parse_log_file_name(name)
+    return log.base_instant if log is not None else None
+
+
+def _deltacommit(stat: WriteStat) -> CommitMetadata:
+    return CommitMetadata({FILES_PARTITION: [stat]}, False, {"schema": WRITE_SCHEMA_JSON}, UPSERT_PREPPED, None)
+
+
+def _latest_compaction(timeline: ActiveTimeline) -> Instant | None:
+    done = [i for i in timeline.completed() if i.action == COMMIT]
+    return done[-1] if done else None
+
+
+def _latest_base(mdt: HoodieTable) -> str | None:
+    slices = mdt.fs_view().latest_file_slices(FILES_PARTITION)
+    return slices[0].base_file.name if slices and slices[0].base_file is not None else None
+
+
+def _files_of(mdt: HoodieTable, instant_time: str) -> list[str]:
+    """The metadata table's files written by `instant_time`: named after it, in any of its partitions (one
+    listing each; Apache Hudi writes the other partitions of a table pyhudi may roll back)."""
+    return sorted(info.path for partition in mdt.storage.list_dirs("") if partition != ".hoodie"
+                  for info in mdt.storage.list(partition) if _file_instant(info.name) == instant_time)
+
+
+def _compact(mdt: HoodieTable, instant_time: str) -> None:
+    """Merge the latest slice of `files-0000-0` into a base HFile at `instant_time` (a compaction: plan,
+    inflight, base file, commit)."""
+    timeline = mdt.timeline
+    file_slice = mdt.fs_view().latest_file_slices(FILES_PARTITION)[0]
+    state = FilesPartition()
+    completed = frozenset(i.timestamp for i in timeline.completed())
+    merge_slice(mdt.storage, file_slice, state, LogScan(completed, completed, timeline.timeline_start()))
+    records = {key: {n: e for n, e in listing.items() if not e[1]} for key, listing in state.records.items()}
+    plan: dict[str, Any] = {"operations": [{"baseInstantTime": file_slice.base_instant,
+                            "deltaFilePaths": [log.name for log in file_slice.log_files],
+                            "dataFilePath": file_slice.base_file.name if file_slice.base_file else None,
+                            "fileId": FILE_GROUP, "partitionPath": FILES_PARTITION, "metrics": {},
+                            "bootstrapFilePath": None}],
+            "extraMetadata": None, "version": 2, "strategy": None, "preserveHoodieMetadata": None}
+    requested = timeline.create_requested(instant_time, COMPACTION, avro_models.serialize("HoodieCompactionPlan", plan))
+    inflight = timeline.transition_to_inflight(requested)
+    name = make_base_file_name(FILE_GROUP, WRITE_TOKEN, instant_time, ".hfile")
+    path = f"{FILES_PARTITION}/{name}"
+    content = files_hfile(records, base_file=True, file_name=name)
+    mdt.storage.write_bytes(path, content)
+    stat = WriteStat(file_id=FILE_GROUP, path=path, prev_commit=file_slice.base_instant, num_writes=len(records),
+                     num_update_writes=len(records), total_write_bytes=len(content), partition_path=FILES_PARTITION,
+                     total_log_files_compacted=len(file_slice.log_files), file_size_in_bytes=len(content))
+    metadata = CommitMetadata({FILES_PARTITION: [stat]}, True, {"schema": WRITE_SCHEMA_JSON}, "COMPACT", None)
+    timeline.complete(inflight, metadata.to_bytes(timeline.layout_version))
+    LOG.info("compacted the metadata table's %s at %s (%d log files)", FILE_GROUP, instant_time,
+             len(file_slice.log_files))
+
+
+def _clean_old_slices(mdt: HoodieTable) -> None:
+    """Delete the file slices before the previous one: a reader that listed the table just before the latest
+    compaction still finds every file it is about to read."""
+    group = next(g for g in mdt.fs_view().file_groups(FILES_PARTITION) if g.file_id == FILE_GROUP)
+    for old in group.slices[:-2]:
+        for path in _slice_paths(old):
+            mdt.storage.delete(path)
+
+
+def _slice_paths(file_slice: Any) -> Iterable[str]:
+    if file_slice.base_file is not None:
+        yield file_slice.base_file.path
+    yield from (log.path for log in file_slice.log_files)
