@@ -117,6 +117,15 @@ class Storage:
         take either."""
         return storage_or_path if isinstance(storage_or_path, Storage) else cls(storage_or_path)
 
+    def within(self, rel: str) -> Storage:
+        """The folder `rel` as a storage of its own on the same file system (a metadata table inside its data
+        table), with whatever a subclass adds (counting, fault injection) shared with this one."""
+        child = object.__new__(type(self))
+        child.__dict__.update(self.__dict__)
+        child.base_url = self.url(rel).rstrip("/")
+        child._root = None if self._root is None else posixpath.join(self._root, rel.strip("/"))
+        return child
+
     def __getstate__(self) -> dict[str, Any]:
         return {"storage_options": self.storage_options, "base_url": self.base_url}
 

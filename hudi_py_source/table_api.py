@@ -11,6 +11,7 @@ from typing import Any, TypeAlias
 
 import pyarrow as pa
 
+from .errors import HoodieTableError
 from .read.plan import ReadPlan
 from .read.predicates import Predicate
 from .read.query import plan_read, read_table
@@ -24,6 +25,7 @@ from .services.upgrade import downgrade_table, upgrade_table
 from .storage import Storage
 from .table.file_names import write_token
 from .table.hoodie_table import HoodieTable
+from .table.mdt import FILES_PARTITION, metadata_differences
 from .timeline.archived import ArchivedTimeline
 from .timeline.instant import Instant
 from .timeline.lsm_timeline import LSMArchivedTimeline, load_archived_timeline
@@ -146,6 +148,15 @@ class Table:
         """Downgrade the table to version 8 or 6 as Apache Hudi 1.2.0 does (the reverse of `upgrade`); run again
         after a crash to finish. Returns the version the table is at."""
         return downgrade_table(self.storage, to_version, options)
+
+    def validate_metadata(self) -> list[str]:
+        """Every difference between the metadata table's file listing and storage (see
+        table/mdt.metadata_differences); empty when they agree. A table without one has nothing to check."""
+        table = self.hoodie_table()
+        if FILES_PARTITION not in table.props.metadata_partitions:
+            raise HoodieTableError(f"{self.storage.base_url} has no metadata table to validate",
+                                   path=self.storage.base_url)
+        return metadata_differences(self.storage, table.props, table.timeline)
 
     def hoodie_table(self) -> HoodieTable:
         return HoodieTable.load(self.storage)

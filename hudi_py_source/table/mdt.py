@@ -34,6 +34,8 @@ from ..storage import FileInfo, Storage
 from ..timeline import avro_models
 from ..timeline.active import ActiveTimeline
 from ..timeline.instant import DELTA_COMMIT, REQUESTED, RESTORE, ROLLBACK, Instant
+from .file_listing import StorageListing
+from .file_names import parse_base_file_name, parse_log_file_name
 from .fs_view import FileSlice, FileSystemView
 from .metadata_records import ALL_PARTITIONS_KEY, NON_PARTITIONED_KEY, Listing
 from .properties import METADATA_PARTITIONS, TableProperties
@@ -45,7 +47,7 @@ SOLO_COMMIT_PREFIX = "00000000000000"
 
 def metadata_storage(storage: Storage) -> Storage:
     """The metadata table as a table of its own, on the data table's file system and options."""
-    return Storage(storage.url(METADATA_FOLDER), storage.storage_options)
+    return storage.within(METADATA_FOLDER)
 
 
 def _rolled_back(timeline: ActiveTimeline, instant: Instant) -> list[str]:
@@ -255,7 +257,46 @@ class MetadataFileListing:
             names = [NON_PARTITIONED_KEY]
         return sorted("" if name == NON_PARTITIONED_KEY else name for name in names)
 
+    def recorded(self) -> set[str]:
+        """Every partition with a files record, dropped ones (no longer in `__all_partitions__`) included."""
+        return {"" if key == NON_PARTITIONED_KEY else key for key in self._records().records
+                if key != ALL_PARTITIONS_KEY}
+
     def files(self, partition: str) -> list[FileInfo]:
         key = partition or NON_PARTITIONED_KEY
         return [FileInfo(f"{partition}/{name}" if partition else name, size, 0.0)
                 for name, size in self._records().live(key)]
+
+
+def _committed(name: str, completed: frozenset[str], start: str | None) -> bool:
+    """A data file of a completed instant, or of one archived before the active timeline's start."""
+    base, log = parse_base_file_name(name), parse_log_file_name(name)
+    instant = base.instant_time if base is not None else log.base_instant if log is not None else None
+    return instant is not None and (instant in completed or (start is not None and instant < start))
+
+
+def metadata_differences(storage: Storage, props: TableProperties, timeline: ActiveTimeline) -> list[str]:
+    """Every difference between the metadata table's `files` partition and storage: a committed data file it
+    does not list, a file it lists that storage does not have, a size that differs, a partition with no record
+    (a dropped partition keeps its files record until the cleaner empties it) or listed in `__all_partitions__`
+    without a folder. Empty when they agree."""
+    listing = MetadataFileListing(storage, props, timeline)
+    by_storage = StorageListing(storage)
+    completed = frozenset(i.timestamp for i in timeline.completed())
+    start = timeline.timeline_start()
+    found: list[str] = []
+    on_storage = {p for p in by_storage.partitions()
+                  if any(_committed(f.name, completed, start) for f in by_storage.files(p))}
+    listed = set(listing.partitions())
+    found += [f"partition {p!r}: has committed files on storage, no record in the metadata table"
+              for p in sorted(on_storage - listed - listing.recorded())]
+    found += [f"partition {p!r}: in __all_partitions__, no folder on storage"
+              for p in sorted(listed - set(by_storage.partitions()))]
+    for partition in sorted(on_storage | listed | listing.recorded()):
+        actual = {f.name: f.size for f in by_storage.files(partition) if _committed(f.name, completed, start)}
+        recorded = {f.name: f.size for f in listing.files(partition)}
+        found += [f"{partition}/{n}: committed on storage, not listed" for n in sorted(set(actual) - set(recorded))]
+        found += [f"{partition}/{n}: listed, not on storage" for n in sorted(set(recorded) - set(actual))]
+        found += [f"{partition}/{n}: {actual[n]} bytes on storage, {recorded[n]} listed"
+                  for n in sorted(set(actual) & set(recorded)) if actual[n] != recorded[n]]
+    return found

@@ -1,0 +1,179 @@
+"""pyhudi keeps the metadata table's `files` partition in step with every action on version 8 and 9 tables.
+
+After each write and table service (inline compaction, clustering, clean, archival; the metadata table's own
+compaction every third deltacommit) the metadata table lists exactly the committed files storage holds
+(`Table.validate_metadata()`), the file-system view built from it equals the one built from storage, and hudi-rs,
+which lists v8/v9 tables through it, reads exactly the model's rows, as pyhudi does with and without it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from support.faults import FaultInjectingStorage, InjectedCrash
+from support.oracles import hudi_rs_read
+from support.v8_writes import HISTORY, VERSIONS, apply_write, id_to_ts, options, rows
+
+from hudi_py_source import HoodieConfigError, HoodieTableError, Table
+from hudi_py_source.storage import Storage
+from hudi_py_source.table.hoodie_table import HoodieTable
+from hudi_py_source.table.properties import TableProperties
+from hudi_py_source.timeline.instant import COMMIT, DELTA_COMMIT
+
+COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
+METADATA = {"hoodie.metadata.enable": "true", "hoodie.metadata.compact.max.delta.commits": "3"}
+VIA_METADATA = {"hoodie.pyhudi.read.metadata.listing": "true"}
+SERVICES = {"hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "2",
+            "hoodie.clustering.inline": "true", "hoodie.clustering.inline.max.commits": "4",
+            "hoodie.cleaner.commits.retained": "2", "hoodie.keep.min.commits": "3", "hoodie.keep.max.commits": "4"}
+# After HISTORY: new keys, updates of old and new ones, deletes, an overwrite; each with the inline services.
+MORE: list[tuple[str, Sequence[int], int, dict[str, str]]] = [
+    ("insert", range(20, 26), 7, {}), ("upsert", [20, 21, 0, 1], 8, {}), ("delete", [22, 1], 9, {}),
+    ("upsert", [23, 24, 30], 10, {}), ("insert_overwrite", [31, 34], 11, {}), ("upsert", [20, 25, 33], 12, {}),
+    ("upsert", [0, 21, 35], 13, {}), ("delete", [35], 14, {}), ("upsert", [36, 37, 38], 15, {}),
+]
+
+Slices = list[tuple[str, str, str | None, tuple[str, ...]]]
+
+
+def latest_slices(path: str, metadata_listing: bool) -> Slices:
+    view = HoodieTable.load(Storage(path), metadata_listing=metadata_listing).fs_view()
+    return sorted((s.partition_path, s.file_id, s.base_file and s.base_file.name, tuple(f.name for f in s.log_files))
+                  for s in view.latest_file_slices())
+
+
+def assert_in_step(path: str, model: dict[str, int], where: str) -> None:
+    table = Table(path)
+    assert table.validate_metadata() == [], where
+    assert latest_slices(path, True) == latest_slices(path, False), where
+    assert id_to_ts(table.read()) == model, f"pyhudi, {where}"
+    assert id_to_ts(table.read(VIA_METADATA)) == model, f"pyhudi through the metadata table, {where}"
+    assert id_to_ts(hudi_rs_read(path)) == model, f"hudi-rs, {where}"
+
+
+def metadata_instants(path: str, action: str) -> list[str]:
+    mdt = HoodieTable.load(Storage(path).within(".hoodie/metadata"))
+    return [i.timestamp for i in mdt.timeline.completed() if i.action == action]
+
+
+@pytest.mark.parametrize("table_type", [COW, MOR])
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_action_keeps_the_metadata_table_in_step(tmp_path: Path, version: int, table_type: str) -> None:
+    path = str(tmp_path / "t")
+    model: dict[str, int] = {}
+    for index, (operation, ids, data_version, extra) in enumerate([*HISTORY, *MORE]):
+        services = SERVICES if index >= len(HISTORY) else {}
+        write = {**options(operation, version, **extra), **services, **METADATA,
+                 "hoodie.datasource.write.table.type": table_type}
+        Table(path).write(rows(list(ids), data_version), write)
+        apply_write(model, operation, ids, data_version, extra)
+        assert_in_step(path, model, f"after {operation} #{index}")
+    props = TableProperties.load(Storage(path))
+    assert props.metadata_partitions == ["files"]
+    assert metadata_instants(path, COMMIT), "the metadata table was never compacted"
+    data = HoodieTable.load(Storage(path)).timeline
+    actions = {i.action for i in data.completed()}
+    assert {"clean", "replacecommit"} <= actions
+    assert table_type == COW or "commit" in actions, "no compaction of the data table ran"
+    assert [f.name for f in Storage(path).list(".hoodie/timeline/history") if f.name.endswith(".parquet")], \
+        "nothing was archived"
+
+
+def test_enabling_lists_an_existing_table_and_disabling_removes_it(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    model: dict[str, int] = {}
+    for operation, ids, data_version, extra in HISTORY:
+        Table(path).write(rows(list(ids), data_version), options(operation, 9, **extra))
+        apply_write(model, operation, ids, data_version, extra)
+    assert not Storage(path).exists(".hoodie/metadata")
+    Table(path).write(rows([0, 40], 20), {**options("upsert", 9), "hoodie.metadata.enable": "true"})
+    apply_write(model, "upsert", [0, 40], 20, {})
+    assert metadata_instants(path, DELTA_COMMIT)[0] == "00000000000000000"
+    assert_in_step(path, model, "after enabling")
+    Table(path).write(rows([41], 21), options("upsert", 9))
+    apply_write(model, "upsert", [41], 21, {})
+    assert_in_step(path, model, "kept in step with the option unset")
+    Table(path).write(rows([42], 22), {**options("upsert", 9), "hoodie.metadata.enable": "false"})
+    apply_write(model, "upsert", [42], 22, {})
+    assert TableProperties.load(Storage(path)).metadata_partitions == []
+    assert not Storage(path).exists(".hoodie/metadata")
+    assert id_to_ts(hudi_rs_read(path)) == model
+
+
+def test_hudi_rs_lists_the_table_through_the_metadata_table(tmp_path: Path) -> None:
+    """A base file the metadata table does not list (a copy under a new file id) is invisible to hudi-rs, and
+    visible to a storage listing: hudi-rs reads what pyhudi's metadata table says."""
+    path = tmp_path / "t"
+    Table(str(path)).write(rows(range(6), 1), {**options("insert", 9), **METADATA})
+    base = next(f for f in (path / "amsterdam").iterdir() if f.suffix == ".parquet")
+    stray = base.with_name(base.name.replace(base.name[:8], "0" * 8, 1))
+    shutil.copy(base, stray)
+    assert len(hudi_rs_read(str(path))) == 6
+    assert len(Table(str(path)).read()) == 8
+    assert Table(str(path)).validate_metadata() == [f"amsterdam/{stray.name}: committed on storage, not listed"]
+
+
+def test_a_rollback_takes_the_metadata_deltacommit_with_it(tmp_path: Path) -> None:
+    """A write whose metadata deltacommit completed but which died before its own commit: readers (hudi-rs
+    too) see the table without it, and the next writer rolls it back in both tables."""
+    path = str(tmp_path / "t")
+    Table(path).write(rows(range(6), 1), {**options("insert", 9), **METADATA})
+    model = id_to_ts(Table(path).read())
+    shutil.copytree(path, tmp_path / "count")
+    counting = FaultInjectingStorage(str(tmp_path / "count"))
+    Table(counting).write(rows([0, 7], 2), options("upsert", 9))
+    k = next(i for i, m in enumerate(counting.mutations, 1)
+             if m.startswith("create .hoodie/timeline/") and m.endswith(".commit"))
+    with pytest.raises(InjectedCrash):
+        Table(FaultInjectingStorage(path, crash_at=k)).write(rows([0, 7], 2), options("upsert", 9))
+    failed = HoodieTable.load(Storage(path)).timeline.pending()[0].timestamp
+    assert failed in metadata_instants(path, DELTA_COMMIT)
+    assert id_to_ts(hudi_rs_read(path)) == model
+    assert id_to_ts(Table(path).read(VIA_METADATA)) == model
+    Table(path).write(rows([8], 3), options("upsert", 9))
+    model["k008"] = 3008
+    assert failed not in metadata_instants(path, DELTA_COMMIT)
+    assert failed in {i.timestamp for i in HoodieTable.load(Storage(path).within(".hoodie/metadata")).timeline
+                      .completed() if i.action == "rollback" and i.timestamp > failed} or \
+        metadata_instants(path, "rollback"), "the metadata table recorded no rollback"
+    assert_in_step(path, model, "after the rollback")
+
+
+def test_partitions_pyhudi_does_not_write_refuse_unless_disabled(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    Table(path).write(rows(range(6), 1), {**options("insert", 9), **METADATA})
+    storage = Storage(path)
+    TableProperties.load(storage).update(storage, {"hoodie.table.metadata.partitions": "column_stats,files"})
+    (tmp_path / "t" / ".hoodie" / "metadata" / "column_stats").mkdir()
+    with pytest.raises(HoodieTableError, match=r"its metadata table has partitions pyhudi does not keep in step, "
+                       r"so readers using them would miss the change \(column_stats: set "
+                       r"hoodie\.metadata\.index\.column\.stats\.enable=false to remove it, as Hudi does\)"):
+        Table(path).write(rows([0], 2), options("upsert", 9))
+    with pytest.raises(HoodieConfigError, match="hoodie.metadata.index.column.stats.enable"):
+        Table(path).write(rows([0], 2), {**options("upsert", 9), "hoodie.metadata.index.column.stats.enable": "true"})
+    Table(path).write(rows([0], 2), {**options("upsert", 9), "hoodie.metadata.index.column.stats.enable": "false"})
+    assert TableProperties.load(storage).metadata_partitions == ["files"]
+    assert not (tmp_path / "t" / ".hoodie" / "metadata" / "column_stats").exists()
+    assert Table(path).validate_metadata() == []
+
+
+def test_version_6_tables_get_no_metadata_table(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    with pytest.raises(HoodieTableError, match="hoodie.metadata.enable=true: pyhudi writes the metadata table of "
+                                               "table versions 8 and 9; .* is version 6"):
+        Table(path).write(rows(range(3), 1), {**options("insert", 6), **METADATA})
+
+
+def test_metadata_rows_of_a_nonpartitioned_table(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    write = {**options("insert", 9), **METADATA, "hoodie.datasource.write.partitionpath.field": "",
+             "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator"}
+    Table(path).write(pa.table({"id": ["a", "b"], "ts": [1, 1]}), write)
+    Table(path).write(pa.table({"id": ["a", "c"], "ts": [2, 2]}), {**write, "hoodie.datasource.write.operation":
+                                                                   "upsert"})
+    assert Table(path).validate_metadata() == []
+    assert sorted(hudi_rs_read(path).column("id").to_pylist()) == ["a", "b", "c"]
