@@ -20,6 +20,7 @@ from ..config import (
     KEYGENERATOR_CLASS,
     KEYGENERATOR_TYPE,
     METADATA_COMPACT_MAX_DELTA_COMMITS,
+    METADATA_ENABLE,
     OPERATION,
     PARTITIONPATH_FIELD,
     PARTITIONS_TO_DELETE,
@@ -299,7 +300,9 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
     if table is None:
         ensure_not_foreign(storage)
         init_table_layout(storage, _new_table_properties(cfg, schema, avro, version))
-        table = prepare_metadata_table(HoodieTable.load(storage), cfg, "a write")
+        table = HoodieTable.load(storage)
+        if cfg.get(METADATA_ENABLE):
+            table = prepare_metadata_table(table, cfg, "a write")
     else:
         table = rollback_failed_writes(prepare_metadata_table(table, cfg, "a write"))
         if finish_interrupted_inline_services(storage, cfg):

@@ -1,6 +1,7 @@
 """Upsert, delete and insert into every version 8 and 9 table Apache Hudi 1.0/1.1 wrote without a metadata table
 (hudi-rs's fixtures: COW and MOR, simple, complex and non-partitioned keys, a table without meta fields), and
-refuse writes into those that have one.
+into those with a metadata table, whose `files` partition pyhudi keeps in step (removing the partitions it does
+not write when asked to, as Hudi does; refusing otherwise, and where a secondary index needs Apache Hudi).
 
 Each write is built from the table's own rows and hoodie.properties (record key, partition and ordering fields),
 so one test serves every schema: the first row updated with a greater ordering value, then upserted again with a
@@ -34,13 +35,21 @@ WITHOUT_METADATA_TABLE = [
     "mor/avro/v9_txns_complex_nometa",
     "mor/avro/v9_txns_nonpart_nometa",
 ]
+# Metadata tables with partitions pyhudi does not write but may remove (column_stats, partition_stats,
+# record_index), and with secondary indexes, which only Apache Hudi drops.
 WITH_METADATA_TABLE = [
+    "cow/v9_txns_simple_overwrite",
+    "mor/avro/v9_txns_simple_overwrite",
+]
+UNKEPT_ONLY = [*WITH_METADATA_TABLE, "cow/v9_timebasedkeygen_nonhivestyle", "mor/avro/v9_nonpartitioned_rollback"]
+WITH_SECONDARY_INDEX = [
     "cow/v9_txns_simple_meta",
-    "cow/v9_timebasedkeygen_nonhivestyle",
     "mor/avro/v9_txns_simple_meta",
-    "mor/avro/v9_nonpartitioned_rollback",
     "quickstart_trips_table/mor/avro/v8_trips_8i3u1d",
 ]
+DROP_UNKEPT = {"hoodie.metadata.index.column.stats.enable": "false",
+               "hoodie.metadata.index.partition.stats.enable": "false",
+               "hoodie.metadata.record.index.enable": "false"}
 NEW_KEY_SUFFIX = "-pyhudi"
 
 
@@ -80,11 +89,9 @@ def _by_key(table: pa.Table, props: TableProperties) -> dict[tuple[Any, ...], di
     return {_key(r, props): r for r in _data(table).to_pylist()}
 
 
-@pytest.mark.parametrize("name", WITHOUT_METADATA_TABLE)
-def test_upsert_delete_insert_into_apache_written_table(fixture_table, name: str) -> None:
-    path = fixture_table(name)
+def _write_sequence(path: str, extra: dict[str, str]) -> tuple[dict[tuple[Any, ...], dict[str, Any]], pa.Table]:
+    """The four writes (see the module docstring); returns the rows expected by key, and what pyhudi reads."""
     props = TableProperties.load(Storage(path))
-    properties_before = Path(path, ".hoodie", "hoodie.properties").read_bytes()
     table = Table(path)
     before = table.read()
     first, second = _data(before.slice(0, 1)), _data(before.slice(1, 1))
@@ -92,28 +99,53 @@ def test_upsert_delete_insert_into_apache_written_table(fixture_table, name: str
     updated = _mark(_with(first, ordering, first.column(ordering)[0].as_py() + 1), props, "updated")
     stale = _mark(_with(first, ordering, first.column(ordering)[0].as_py() - 1), props, "stale")
     fresh = _with(updated, props.record_key_fields[0], _new_key(first, props.record_key_fields[0]))
-    table.write(updated, _options(props, "upsert"))
-    table.write(stale, _options(props, "upsert"))
-    table.write(second, _options(props, "delete"))
-    table.write(fresh, _options(props, "insert"))
-
+    table.write(updated, {**_options(props, "upsert"), **extra})
+    table.write(stale, {**_options(props, "upsert"), **extra})
+    table.write(second, {**_options(props, "delete"), **extra})
+    table.write(fresh, {**_options(props, "insert"), **extra})
     expected = _by_key(before, props)
     expected[_key(updated.to_pylist()[0], props)] = updated.to_pylist()[0]
     del expected[_key(second.to_pylist()[0], props)]
     expected[_key(fresh.to_pylist()[0], props)] = fresh.to_pylist()[0]
-    after = table.read()
+    return expected, table.read()
+
+
+@pytest.mark.parametrize("name", WITHOUT_METADATA_TABLE)
+def test_upsert_delete_insert_into_apache_written_table(fixture_table, name: str) -> None:
+    path = fixture_table(name)
+    props = TableProperties.load(Storage(path))
+    properties_before = Path(path, ".hoodie", "hoodie.properties").read_bytes()
+    expected, after = _write_sequence(path, {})
     assert _by_key(after, props) == expected
     assert_reads_like_hudi_rs(after, path)
     assert Path(path, ".hoodie", "hoodie.properties").read_bytes() == properties_before
 
 
 @pytest.mark.parametrize("name", WITH_METADATA_TABLE)
-def test_write_into_table_with_metadata_table_refused(fixture_table, name: str) -> None:
+def test_writes_keep_an_apache_written_metadata_table_in_step(fixture_table, name: str) -> None:
+    """hudi-rs lists these tables through their metadata table: it reads pyhudi's writes only because pyhudi
+    added them to the `files` partition Apache Hudi wrote."""
+    path = fixture_table(name)
+    props = TableProperties.load(Storage(path))
+    expected, after = _write_sequence(path, DROP_UNKEPT)
+    assert _by_key(after, props) == expected
+    assert_reads_like_hudi_rs(after, path)
+    assert TableProperties.load(Storage(path)).metadata_partitions == ["files"]
+    assert Table(path).validate_metadata() == []
+    assert _by_key(Table(path).read({"hoodie.pyhudi.read.metadata.listing": "true"}), props) == expected
+
+
+@pytest.mark.parametrize("name", UNKEPT_ONLY + WITH_SECONDARY_INDEX)
+def test_write_into_metadata_partitions_pyhudi_does_not_keep_refused(fixture_table, name: str) -> None:
     path = fixture_table(name)
     files = {p: p.read_bytes() for p in Path(path).rglob("*") if p.is_file()}
     props = TableProperties.load(Storage(path))
     table = Table(path)
     row = _data(table.read().slice(0, 1))
-    with pytest.raises(HoodieTableError, match="the table has a metadata table .* which pyhudi does not update yet"):
-        table.write(row, _options(props, "upsert"))
+    secondary = name in WITH_SECONDARY_INDEX
+    with pytest.raises(HoodieTableError, match="its metadata table has partitions pyhudi does not keep in step, so "
+                       "readers using them would miss the change .*" +
+                       ("drop it with Apache Hudi \\(DROP INDEX\\)" if secondary else
+                        "column_stats: set hoodie.metadata.index.column.stats.enable=false to remove it")):
+        table.write(row, {**_options(props, "upsert"), **(DROP_UNKEPT if secondary else {})})
     assert {p: p.read_bytes() for p in Path(path).rglob("*") if p.is_file()} == files
