@@ -542,10 +542,11 @@ SKIP_CORRUPT_LOG_BLOCKS = define(
     "pyhudi's own key (Hudi has none): read on past a damaged log block of a completed commit, dropping its "
     "records, instead of failing. Torn blocks of writes that never committed are always skipped.")
 READ_METADATA_LISTING = define(
-    "hoodie.pyhudi.read.metadata.listing", False, bool,
-    "pyhudi's own key: a snapshot or read-optimized query lists the table's files from its metadata table's "
-    "`files` partition instead of storage. Off by default while the metadata read path is new (Hudi's readers "
-    "use the metadata table whenever hoodie.metadata.enable).")
+    "hoodie.pyhudi.read.metadata.listing", None, bool,
+    "pyhudi's own key: whether a snapshot or read-optimized query lists the table's files from its metadata "
+    "table's `files` partition instead of storage. Unset: it does for a version 8 or 9 table that lists `files` "
+    "in hoodie.table.metadata.partitions, as Hudi's readers do (version 6 tables are listed from storage); "
+    "true: always (a table without a metadata table is an error); false: never.")
 
 # --- Spark SQL ---------------------------------------------------------------------------------------
 SQL_INSERT_INTO_OPERATION = define("hoodie.spark.sql.insert.into.operation", "insert", str,

@@ -61,6 +61,7 @@ from ..config import (
     COMPACT_TRIGGER_STRATEGY,
     KEEP_MAX_COMMITS,
     KEEP_MIN_COMMITS,
+    METADATA_COMPACT_MAX_DELTA_COMMITS,
     TIMELINE_COMPACTION_BATCH,
     HoodieConfig,
 )
@@ -69,6 +70,7 @@ from ..io.log_blocks import BlockType
 from ..io.log_format import iter_log_blocks, write_log_file
 from ..storage import FileInfo, Storage
 from ..table.hoodie_table import HoodieTable
+from ..table.mdt import metadata_storage
 from ..timeline import avro_models
 from ..timeline.active import ActiveTimeline
 from ..timeline.archived import (
@@ -108,7 +110,13 @@ from ..timeline.lsm_timeline import (
     write_archived_instants,
 )
 from ..write.markers import WriteMarkers
-from ..write.metadata_writer import MetadataTableWriter, has_metadata_table, refuse_unkept_metadata
+from ..write.metadata_writer import (
+    MetadataTableWriter,
+    compacted_before,
+    has_metadata_table,
+    is_metadata_table,
+    refuse_unkept_metadata,
+)
 from .clean import cleaner_policy, earliest_commit_to_retain
 
 log = logging.getLogger(__name__)
@@ -212,6 +220,14 @@ def _retained_for_clustering(timeline: ActiveTimeline, done: list[Instant]) -> s
     return oldest
 
 
+def _metadata_bound(table: HoodieTable) -> str | None:
+    """A data table with a metadata table, or a metadata table: instants from the first one the metadata table's
+    latest compaction did not take in stay active."""
+    if is_metadata_table(table.props):
+        return compacted_before(table.timeline)
+    return MetadataTableWriter(table.storage).archival_bound() if has_metadata_table(table.props) else None
+
+
 def _commits_to_archive(table: HoodieTable, cfg: HoodieConfig, low: int, high: int) -> list[Instant]:
     timeline = table.timeline
     done = [i for i in timeline.completed_commits() if i.action in _ARCHIVED_WRITES]
@@ -221,7 +237,7 @@ def _commits_to_archive(table: HoodieTable, cfg: HoodieConfig, low: int, high: i
     clean = last_clean_retained(timeline)
     limits = [_oldest_commit_to_retain(timeline, done), _retained_for_compaction(table, cfg),
               _retained_for_clustering(timeline, done), clean[1] if clean else None,
-              MetadataTableWriter(table.storage).archival_bound() if has_metadata_table(table.props) else None]
+              _metadata_bound(table)]
     if savepoints and not cfg.get(ARCHIVE_BEYOND_SAVEPOINT):
         limits.append(savepoints[0])
     bound = min((t for t in limits if t), default=None)
@@ -404,7 +420,10 @@ def archive(storage: Storage, options: dict[str, Any] | HoodieConfig | None = No
     validate_archival_config(cfg)
     table = HoodieTable.load(storage)
     if table.props.layout_version >= 2:
-        return _archive_into_lsm(table, cfg)
+        archived = _archive_into_lsm(table, cfg)
+        if has_metadata_table(table.props):
+            _archive_metadata_table(storage, cfg)
+        return archived
     folder = archive_folder(table.props.archive_folder)
     merge = cfg.get(ARCHIVE_MERGE_ENABLE)
     if merge:
@@ -420,6 +439,20 @@ def archive(storage: Storage, options: dict[str, Any] | HoodieConfig | None = No
     if merge:
         merge_small_archive_files(storage, folder, cfg)
     return sorted(set(finished) | {i.timestamp for i in chosen})
+
+
+METADATA_KEEP_MIN_COMMITS = 20  # Hudi's archival bounds for a metadata table's timeline
+METADATA_KEEP_MAX_COMMITS = 30
+
+
+def _archive_metadata_table(storage: Storage, cfg: HoodieConfig) -> None:
+    """The metadata table's own timeline, archived with Hudi's bounds for it (keep 20 to 30 commits) and never
+    past the deltacommits its latest compaction has not taken in (`_metadata_bound`)."""
+    mdt_cfg = HoodieConfig({KEEP_MIN_COMMITS.key: METADATA_KEEP_MIN_COMMITS,
+                            KEEP_MAX_COMMITS.key: METADATA_KEEP_MAX_COMMITS,
+                            CLEANER_COMMITS_RETAINED.key: METADATA_KEEP_MIN_COMMITS - 1,
+                            COMPACT_MAX_DELTA_COMMITS.key: cfg.get(METADATA_COMPACT_MAX_DELTA_COMMITS)})
+    _archive_into_lsm(HoodieTable.load(metadata_storage(storage)), mdt_cfg)
 
 
 def _delete_markers(storage: Storage, chosen: list[Instant]) -> None:

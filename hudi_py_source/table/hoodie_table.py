@@ -14,7 +14,7 @@ from ..storage import Storage
 from ..timeline.active import ActiveTimeline
 from .file_listing import FileListing
 from .fs_view import FileSystemView
-from .mdt import MetadataFileListing
+from .mdt import FILES_PARTITION, MetadataFileListing
 from .properties import TableProperties
 
 META_FOLDER = ".hoodie"
@@ -54,10 +54,11 @@ class HoodieTable:
         self._view: FileSystemView | None = None
 
     @classmethod
-    def load(cls, storage: Storage, metadata_listing: bool = False) -> HoodieTable:
+    def load(cls, storage: Storage, metadata_listing: bool | None = False) -> HoodieTable:
         """The table at `storage`: hoodie.properties (its absence: not a Hudi table) and the active timeline.
         `metadata_listing` lists the table's files from its metadata table's `files` partition instead of
-        storage (chosen explicitly: storage's listing stays the default)."""
+        storage; None chooses it when the table has one and is of version 8 or 9, as Hudi's readers do (writers
+        list storage: a rollback must see the files of the instants the metadata table never listed)."""
         props = TableProperties.load(storage)
         version = props.version
         if version not in (6, 8, 9):
@@ -65,6 +66,8 @@ class HoodieTable:
                 f"{storage.base_url} has hoodie.table.version={version}; pyhudi reads versions 6 and 8",
                 feature=f"hoodie.table.version={version}", path=storage.base_url)
         timeline = ActiveTimeline.load(storage, props.layout_version, props.timeline_timezone)
+        if metadata_listing is None:
+            metadata_listing = version >= 8 and FILES_PARTITION in props.metadata_partitions
         return cls(storage, props, timeline, metadata_listing)
 
     def reload(self) -> HoodieTable:

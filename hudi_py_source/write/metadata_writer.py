@@ -295,15 +295,8 @@ class MetadataTableWriter:
         rollback_files(mdt, instant, _files_of(mdt, target), rollback_time=rollback_time)
 
     def archival_bound(self) -> str:
-        """Data instants before this may be archived: their records are in the metadata table's latest base
-        file. A later one must stay on the data timeline, which says whether its metadata block counts."""
-        timeline = self.table().timeline
-        compaction = _latest_compaction(timeline)
-        if compaction is None:
-            return INIT_INSTANT
-        later = [i.timestamp for i in timeline.completed() if i.action == DELTA_COMMIT
-                 and timeline.completion_time(i) > compaction.timestamp]
-        return min([compaction.timestamp, *later])
+        """Data instants before this may be archived (see `compacted_before`)."""
+        return compacted_before(self.table().timeline)
 
     # --- the metadata table's own services ------------------------------------------------------------------
 
@@ -325,6 +318,23 @@ class MetadataTableWriter:
         mdt = mdt.reload()
         _clean_old_slices(mdt)
         return mdt
+
+
+def is_metadata_table(props: TableProperties) -> bool:
+    return props.get("hoodie.table.keygenerator.type") == "HOODIE_TABLE_METADATA"
+
+
+def compacted_before(timeline: ActiveTimeline) -> str:
+    """The first instant whose metadata block the metadata table's latest base file does not hold: every
+    deltacommit before it completed before the latest compaction. Archival stops there on both timelines: on the
+    data timeline, readers judge a block by its instant there; on the metadata timeline, its completion time
+    places a log file in its slice."""
+    compaction = _latest_compaction(timeline)
+    if compaction is None:
+        return INIT_INSTANT
+    later = [i.timestamp for i in timeline.completed() if i.action == DELTA_COMMIT
+             and timeline.completion_time(i) > compaction.timestamp]
+    return min([compaction.timestamp, *later])
 
 
 def _metadata_properties(data: TableProperties) -> TableProperties:

@@ -27,6 +27,7 @@ from hudi_py_source.timeline.instant import COMMIT, DELTA_COMMIT
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
 METADATA = {"hoodie.metadata.enable": "true", "hoodie.metadata.compact.max.delta.commits": "3"}
 VIA_METADATA = {"hoodie.pyhudi.read.metadata.listing": "true"}
+VIA_STORAGE = {"hoodie.pyhudi.read.metadata.listing": "false"}
 SERVICES = {"hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "2",
             "hoodie.clustering.inline": "true", "hoodie.clustering.inline.max.commits": "4",
             "hoodie.cleaner.commits.retained": "2", "hoodie.keep.min.commits": "3", "hoodie.keep.max.commits": "4"}
@@ -50,7 +51,8 @@ def assert_in_step(path: str, model: dict[str, int], where: str) -> None:
     table = Table(path)
     assert table.validate_metadata() == [], where
     assert latest_slices(path, True) == latest_slices(path, False), where
-    assert id_to_ts(table.read()) == model, f"pyhudi, {where}"
+    assert id_to_ts(table.read(VIA_STORAGE)) == model, f"pyhudi, {where}"
+    assert id_to_ts(table.read()) == model, f"pyhudi by default, {where}"
     assert id_to_ts(table.read(VIA_METADATA)) == model, f"pyhudi through the metadata table, {where}"
     assert id_to_ts(hudi_rs_read(path)) == model, f"hudi-rs, {where}"
 
@@ -105,15 +107,16 @@ def test_enabling_lists_an_existing_table_and_disabling_removes_it(tmp_path: Pat
 
 
 def test_hudi_rs_lists_the_table_through_the_metadata_table(tmp_path: Path) -> None:
-    """A base file the metadata table does not list (a copy under a new file id) is invisible to hudi-rs, and
-    visible to a storage listing: hudi-rs reads what pyhudi's metadata table says."""
+    """A base file the metadata table does not list (a copy under a new file id) is invisible to hudi-rs and to
+    pyhudi's default read, and visible to a storage listing: both read what pyhudi's metadata table says."""
     path = tmp_path / "t"
     Table(str(path)).write(rows(range(6), 1), {**options("insert", 9), **METADATA})
     base = next(f for f in (path / "amsterdam").iterdir() if f.suffix == ".parquet")
     stray = base.with_name(base.name.replace(base.name[:8], "0" * 8, 1))
     shutil.copy(base, stray)
     assert len(hudi_rs_read(str(path))) == 6
-    assert len(Table(str(path)).read()) == 8
+    assert len(Table(str(path)).read()) == 6
+    assert len(Table(str(path)).read(VIA_STORAGE)) == 8
     assert Table(str(path)).validate_metadata() == [f"amsterdam/{stray.name}: committed on storage, not listed"]
 
 
@@ -177,3 +180,24 @@ def test_metadata_rows_of_a_nonpartitioned_table(tmp_path: Path) -> None:
                                                                    "upsert"})
     assert Table(path).validate_metadata() == []
     assert sorted(hudi_rs_read(path).column("id").to_pylist()) == ["a", "b", "c"]
+
+
+def test_the_metadata_timeline_is_archived_too(tmp_path: Path) -> None:
+    """Forty upserts: the data timeline archives beyond keep.max (30), and so does the metadata table's (Hudi's
+    20 to 30), each stopping where the metadata table's latest compaction stops; the table stays in step."""
+    path = str(tmp_path / "t")
+    model: dict[str, int] = {}
+    for n in range(40):
+        ids = [n % 7, 100 + n]
+        Table(path).write(rows(ids, n + 1), {**options("upsert", 9), **METADATA})
+        apply_write(model, "upsert", ids, n + 1, {})
+    mdt = HoodieTable.load(Storage(path).within(".hoodie/metadata"))
+    assert [f for f in mdt.storage.list(".hoodie/timeline/history") if f.name.endswith(".parquet")]
+    assert len(mdt.timeline.completed_commits()) <= 30
+    compaction = [i for i in mdt.timeline.completed() if i.action == COMMIT][-1]
+    data = HoodieTable.load(Storage(path)).timeline
+    assert [f for f in Storage(path).list(".hoodie/timeline/history") if f.name.endswith(".parquet")]
+    assert len(data.completed_commits()) <= 30
+    assert data.completed_commits()[0].timestamp < compaction.timestamp
+    assert mdt.timeline.completed_commits()[0].timestamp < compaction.timestamp
+    assert_in_step(path, model, "after forty upserts")
