@@ -10,7 +10,7 @@ export SPARK_CONF_DIR := $(CURDIR)/spark-conf
 # Spark's Python workers must run the venv's interpreter (pyarrow, pyhudi), not whatever python3 is on PATH.
 export PYSPARK_PYTHON := $(abspath $(VENV))/bin/python
 
-.PHONY: install java apache-hudi test test-fast demo lint bench bench-scale bench-compaction bench-long-run bench-spark-floor kill-test
+.PHONY: install java apache-hudi test test-fast demo lint bench bench-scale bench-compaction bench-long-run bench-spark-floor bench-metadata kill-test
 
 install: $(VENV)/.installed
 
@@ -78,6 +78,10 @@ bench-compaction: $(VENV)/.installed
 # What Spark charges any Python data source for step B's input and step C's rows (the floors of pyhudi's B and C).
 bench-spark-floor: $(VENV)/.installed java
 	$(PYTHON) bench/spark_floor.py --rows $(ROWS)
+
+# A 10,000-file v9 table with and without its metadata table: upsert cost, read planning by listing; bench/results/metadata.json.
+bench-metadata: $(VENV)/.installed
+	$(PYTHON) bench/metadata.py
 
 # 300 small commits with table services on and off (COW and MOR): time, files and bytes; bench/results/long_run.json.
 bench-long-run: $(VENV)/.installed
