@@ -120,6 +120,8 @@ from ..write.metadata_writer import (
 from .clean import cleaner_policy, earliest_commit_to_retain
 
 log = logging.getLogger(__name__)
+METADATA_KEEP_MIN_COMMITS = 20  # Hudi's archival bounds for a metadata table's timeline
+METADATA_KEEP_MAX_COMMITS = 30
 
 _ARCHIVED_WRITES = (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)
 _COMPACTION_COUNTING = ("NUM_COMMITS", "NUM_AND_TIME")
@@ -439,10 +441,6 @@ def archive(storage: Storage, options: dict[str, Any] | HoodieConfig | None = No
     if merge:
         merge_small_archive_files(storage, folder, cfg)
     return sorted(set(finished) | {i.timestamp for i in chosen})
-
-
-METADATA_KEEP_MIN_COMMITS = 20  # Hudi's archival bounds for a metadata table's timeline
-METADATA_KEEP_MAX_COMMITS = 30
 
 
 def _archive_metadata_table(storage: Storage, cfg: HoodieConfig) -> None:

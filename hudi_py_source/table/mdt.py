@@ -268,10 +268,16 @@ class MetadataFileListing:
                 for name, size in self._records().live(key)]
 
 
-def _committed(name: str, completed: frozenset[str], start: str | None) -> bool:
-    """A data file of a completed instant, or of one archived before the active timeline's start."""
+def file_instant(name: str) -> str | None:
+    """The instant a data file's name carries (a log file's: its base instant, on versions 8 and 9 the deltacommit
+    that wrote it); None for a name that is no data file."""
     base, log = parse_base_file_name(name), parse_log_file_name(name)
-    instant = base.instant_time if base is not None else log.base_instant if log is not None else None
+    return base.instant_time if base is not None else log.base_instant if log is not None else None
+
+
+def committed_file(name: str, completed: frozenset[str], start: str | None) -> bool:
+    """A data file of a completed instant, or of one archived before the active timeline's start."""
+    instant = file_instant(name)
     return instant is not None and (instant in completed or (start is not None and instant < start))
 
 
@@ -286,14 +292,14 @@ def metadata_differences(storage: Storage, props: TableProperties, timeline: Act
     start = timeline.timeline_start()
     found: list[str] = []
     on_storage = {p for p in by_storage.partitions()
-                  if any(_committed(f.name, completed, start) for f in by_storage.files(p))}
+                  if any(committed_file(f.name, completed, start) for f in by_storage.files(p))}
     listed = set(listing.partitions())
     found += [f"partition {p!r}: has committed files on storage, no record in the metadata table"
               for p in sorted(on_storage - listed - listing.recorded())]
     found += [f"partition {p!r}: in __all_partitions__, no folder on storage"
               for p in sorted(listed - set(by_storage.partitions()))]
     for partition in sorted(on_storage | listed | listing.recorded()):
-        actual = {f.name: f.size for f in by_storage.files(partition) if _committed(f.name, completed, start)}
+        actual = {f.name: f.size for f in by_storage.files(partition) if committed_file(f.name, completed, start)}
         recorded = {f.name: f.size for f in listing.files(partition)}
         found += [f"{partition}/{n}: committed on storage, not listed" for n in sorted(set(actual) - set(recorded))]
         found += [f"{partition}/{n}: listed, not on storage" for n in sorted(set(recorded) - set(actual))]

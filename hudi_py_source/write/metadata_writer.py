@@ -49,9 +49,18 @@ from ..io.log_blocks import BlockType, HeaderKey, encode_block
 from ..io.log_format import write_log_file
 from ..storage import Storage
 from ..table.file_listing import StorageListing
-from ..table.file_names import make_base_file_name, make_log_file_name, parse_base_file_name, parse_log_file_name
+from ..table.file_names import make_base_file_name, make_log_file_name
 from ..table.hoodie_table import HoodieTable
-from ..table.mdt import FILES_PARTITION, METADATA_FOLDER, FilesPartition, LogScan, merge_slice, metadata_storage
+from ..table.mdt import (
+    FILES_PARTITION,
+    METADATA_FOLDER,
+    FilesPartition,
+    LogScan,
+    committed_file,
+    file_instant,
+    merge_slice,
+    metadata_storage,
+)
 from ..table.metadata_records import (
     ALL_PARTITIONS_KEY,
     NON_PARTITIONED_KEY,
@@ -363,25 +372,16 @@ def _metadata_properties(data: TableProperties) -> TableProperties:
 def _listing_of_storage(data: HoodieTable) -> FilesChange:
     """Every data file of a completed instant (or of one archived before the active timeline's start), as
     storage lists it: the initialization's listing."""
-    completed = {i.timestamp for i in data.timeline.completed()}
+    completed = frozenset(i.timestamp for i in data.timeline.completed())
     start = data.timeline.timeline_start()
     listing = StorageListing(data.storage)
     change = FilesChange()
     for partition in listing.partitions():
         for info in listing.files(partition):
-            instant = _file_instant(info.name)
-            if instant in completed or (instant is not None and start is not None and instant < start):
+            if committed_file(info.name, completed, start):
                 change.add(partition, info.name, info.size)
         change.added.setdefault(partition, {})
     return change
-
-
-def _file_instant(name: str) -> str | None:
-    base = parse_base_file_name(name)
-    if base is not None:
-        return base.instant_time
-    log = parse_log_file_name(name)
-    return log.base_instant if log is not None else None
 
 
 def _deltacommit(stat: WriteStat) -> CommitMetadata:
@@ -402,7 +402,7 @@ def _files_of(mdt: HoodieTable, instant_time: str) -> list[str]:
     """The metadata table's files written by `instant_time`: named after it, in any of its partitions (one
     listing each; Apache Hudi writes the other partitions of a table pyhudi may roll back)."""
     return sorted(info.path for partition in mdt.storage.list_dirs("") if partition != ".hoodie"
-                  for info in mdt.storage.list(partition) if _file_instant(info.name) == instant_time)
+                  for info in mdt.storage.list(partition) if file_instant(info.name) == instant_time)
 
 
 def _compact(mdt: HoodieTable, instant_time: str) -> None:
