@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -201,3 +202,16 @@ def test_the_metadata_timeline_is_archived_too(tmp_path: Path) -> None:
     assert data.completed_commits()[0].timestamp < compaction.timestamp
     assert mdt.timeline.completed_commits()[0].timestamp < compaction.timestamp
     assert_in_step(path, model, "after forty upserts")
+
+
+def test_on_local_disk_and_s3(table_path: tuple[str, dict[str, Any]]) -> None:
+    """The metadata table of a table on an object store (no rename, no append) is written the same way."""
+    url, storage_options = table_path
+    model: dict[str, int] = {}
+    for operation, ids, data_version, extra in HISTORY[:5]:
+        Table(url, storage_options).write(rows(list(ids), data_version), {**options(operation, 9, **extra), **METADATA})
+        apply_write(model, operation, ids, data_version, extra)
+    table = Table(url, storage_options)
+    assert table.validate_metadata() == []
+    assert id_to_ts(table.read()) == model
+    assert id_to_ts(hudi_rs_read(url, storage_options)) == model
