@@ -17,13 +17,15 @@ A crash anywhere leaves what readers accept: a metadata deltacommit whose data i
 count (readers check the data timeline; hudi-rs lists data files only of completed instants), and the next
 writer's rollback of the data instant takes the deltacommit with it.
 
-Each deltacommit writes one log file named after its instant (`.files-0000-0_<T>.log.1_0-0-0`) holding one
-HFILE_DATA_BLOCK, so rolling one back is deleting that file. After `hoodie.metadata.compact.max.delta.commits`
-deltacommits the file group is compacted into a new base HFile (the merged listing), when no other data instant
-is pending, and slices older than the one before it are cleaned.
+Each deltacommit writes one log file holding one HFILE_DATA_BLOCK, so rolling one back is deleting that file: on
+table versions 8 and 9 named after its instant (`.files-0000-0_<T>.log.1_0-0-0`), on version 6 the next version of
+the latest slice's log (`.files-0000-0_<base instant>.log.<n>_0-0-0`, as Hudi 0.x writes where it cannot append).
+After `hoodie.metadata.compact.max.delta.commits` deltacommits the file group is compacted into a new base HFile
+(the merged listing), when no other data instant is pending, and slices older than the one before it are cleaned.
 
 The metadata table is created (`initialize`) with the `files` partition listed from storage: every data file of
-a completed instant, in one deltacommit `00000000000000000` that writes the base HFile; the data table's
+a completed instant, in one deltacommit `00000000000000000` (`00000000000000010` on version 6, whose metadata
+table also compacts at its latest deltacommit's time + `001`) that writes the base HFile; the data table's
 hoodie.properties then lists `files` in hoodie.table.metadata.partitions, which is what makes readers use it.
 """
 
@@ -46,10 +48,10 @@ from ..config import (
 )
 from ..errors import HoodieTableError
 from ..io.log_blocks import BlockType, HeaderKey, encode_block
-from ..io.log_format import write_log_file
+from ..io.log_format import read_log_file, write_log_file
 from ..storage import Storage
 from ..table.file_listing import StorageListing
-from ..table.file_names import make_base_file_name, make_log_file_name
+from ..table.file_names import make_base_file_name, make_log_file_name, parse_log_file_name
 from ..table.hoodie_table import HoodieTable
 from ..table.mdt import (
     FILES_PARTITION,
@@ -70,7 +72,13 @@ from ..table.metadata_records import (
     files_hfile,
 )
 from ..table.partition_metadata import write_partition_metadata
-from ..table.properties import METADATA_PARTITIONS, TableProperties, init_table_layout, refuse_metadata_table
+from ..table.properties import (
+    DEFAULT_MERGER_STRATEGY,
+    METADATA_PARTITIONS,
+    METADATA_TABLE_PROPERTIES,
+    TableProperties,
+    init_table_layout,
+)
 from ..timeline import avro_models
 from ..timeline.active import ActiveTimeline
 from ..timeline.commit_metadata import CommitMetadata, WriteStat
@@ -80,11 +88,14 @@ from .instant_rollback import rollback_files
 LOG = logging.getLogger("hudi_py_source.metadata_table")
 
 FILE_GROUP = "files-0000-0"
-INIT_INSTANT = "00000000000000000"
+INIT_INSTANT = "00000000000000000"  # Hudi 1.x; Hudi 0.14/0.15 (table version 6) initialize at ...010
+INIT_INSTANT_V6 = "00000000000000010"
+COMPACTION_SUFFIX_V6 = "001"  # Hudi 0.x compacts the metadata table at its latest deltacommit's time + 001
 WRITE_TOKEN = "0-0-0"
 METADATA_PARTITIONS_INFLIGHT = "hoodie.table.metadata.partitions.inflight"
 DEFAULT_MAX_DELTA_COMMITS = 10
 UPSERT_PREPPED = "UPSERT_PREPPED"
+METADATA_KEYGEN_CLASS = "org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator"
 
 
 @dataclass
@@ -164,15 +175,16 @@ def prepare_metadata_table(table: HoodieTable, cfg: HoodieConfig, change: str) -
             MetadataTableWriter(table.storage).drop(props)
             return table.reload()
         return table
-    if props.version < 8 and cfg.get(METADATA_ENABLE):
-        raise HoodieTableError(f"hoodie.metadata.enable=true: pyhudi writes the metadata table of table versions 8 "
-                               f"and 9; {table.storage.base_url} is version {props.version}",
-                               path=table.storage.base_url)
     unkept = [p for p in props.metadata_partitions if p != FILES_PARTITION]
     droppable = [p for p in unkept if p in _DROPPABLE and cfg.is_set(_DROPPABLE[p]) and not cfg.get(_DROPPABLE[p])]
     if droppable:
         refuse_unkept_metadata(table.storage, change, props, set(droppable))
         _drop_partitions(table, droppable)
+        table = table.reload()
+    if has_metadata_table(table.props) and not table.storage.exists(METADATA_TABLE_PROPERTIES):
+        LOG.warning("%s lists the metadata table, which is missing: rebuilding it from storage, as Hudi does",
+                    table.storage.base_url)
+        MetadataTableWriter(table.storage).initialize(table)
         table = table.reload()
     refuse_unkept_metadata(table.storage, change, table.props)
     if not has_metadata_table(table.props) and cfg.get(METADATA_ENABLE):
@@ -184,12 +196,8 @@ def prepare_metadata_table(table: HoodieTable, cfg: HoodieConfig, change: str) -
 def refuse_unkept_metadata(storage: Storage, change: str, props: TableProperties | None = None,
                            dropping: set[str] | None = None) -> None:
     """Refuse `change` to a table whose metadata table pyhudi cannot keep in step (readers using it would miss
-    the change): one of table version 6, a partition other than `files` (except those in `dropping`), or a
-    partition still being built."""
+    the change): a partition other than `files` (except those in `dropping`), or a partition still being built."""
     props = props if props is not None else TableProperties.load(storage)
-    if props.version < 8:
-        refuse_metadata_table(storage, change, props, f"which pyhudi updates on table versions 8 and 9, not on "
-                                                      f"version {props.version}")
     if not props.metadata_partitions:
         return
     where = f"refusing {change} on {storage.base_url}: its metadata table"
@@ -197,6 +205,11 @@ def refuse_unkept_metadata(storage: Storage, change: str, props: TableProperties
     if inflight:
         raise HoodieTableError(f"{where} has partitions {', '.join(inflight)} still being built "
                                f"({METADATA_PARTITIONS_INFLIGHT}); let Apache Hudi's indexer finish first",
+                               path=storage.base_url)
+    if has_metadata_table(props) and not storage.exists(METADATA_TABLE_PROPERTIES):
+        raise HoodieTableError(f"{where} is missing ({METADATA_PARTITIONS} lists {FILES_PARTITION}, "
+                               f"{METADATA_TABLE_PROPERTIES} does not exist): write once with hoodie.metadata.enable "
+                               "unset or true, which rebuilds it, or false, which removes it, as Hudi does",
                                path=storage.base_url)
     kept = [p for p in props.metadata_partitions if p != FILES_PARTITION and p not in (dropping or set())]
     if kept:
@@ -235,13 +248,14 @@ class MetadataTableWriter:
             self.data_storage.delete_tree(METADATA_FOLDER)
         init_table_layout(self.storage, _metadata_properties(data.props))
         timeline = ActiveTimeline.load(self.storage, data.props.layout_version, data.props.timeline_timezone)
-        requested = timeline.create_requested(INIT_INSTANT, DELTA_COMMIT)
+        init = INIT_INSTANT if data.props.version >= 8 else INIT_INSTANT_V6
+        requested = timeline.create_requested(init, DELTA_COMMIT)
         inflight = timeline.transition_to_inflight(requested)
         records = _listing_of_storage(data).records()
         records.setdefault(ALL_PARTITIONS_KEY, {})
-        name = make_base_file_name(FILE_GROUP, WRITE_TOKEN, INIT_INSTANT, ".hfile")
+        name = make_base_file_name(FILE_GROUP, WRITE_TOKEN, init, ".hfile")
         path = f"{FILES_PARTITION}/{name}"
-        write_partition_metadata(self.storage, FILES_PARTITION, INIT_INSTANT)
+        write_partition_metadata(self.storage, FILES_PARTITION, init)
         content = files_hfile(records, base_file=True)
         self.storage.write_bytes(path, content)
         stat = WriteStat(file_id=FILE_GROUP, path=path, prev_commit="null", num_writes=len(records),
@@ -272,8 +286,9 @@ class MetadataTableWriter:
         mdt = self._compact_if_due(mdt, data_timeline, instant_time)
         timeline = mdt.timeline
         inflight = timeline.transition_to_inflight(timeline.create_requested(instant_time, DELTA_COMMIT))
-        base = _latest_base(mdt)
-        name = make_log_file_name(FILE_GROUP, instant_time, 1, WRITE_TOKEN)
+        latest = mdt.fs_view().latest_file_slices(FILES_PARTITION)[0]
+        base = latest.base_file.name if latest.base_file is not None else None
+        name, version = _new_log_name(mdt, instant_time, latest.base_instant)
         path = f"{FILES_PARTITION}/{name}"
         records = change.records()
         block = encode_block(BlockType.HFILE_DATA_BLOCK,
@@ -282,8 +297,8 @@ class MetadataTableWriter:
         written = write_log_file(self.storage, path, [block])
         stat = WriteStat(file_id=FILE_GROUP, path=path, prev_commit=instant_time, num_writes=len(records),
                          num_update_writes=len(records), total_write_bytes=written.size,
-                         partition_path=FILES_PARTITION, file_size_in_bytes=written.size, log_version=1, log_offset=0,
-                         base_file=base or "", log_files=[name])
+                         partition_path=FILES_PARTITION, file_size_in_bytes=written.size,
+                         log_version=version, log_offset=0, base_file=base or "", log_files=[name])
         timeline.complete(inflight, _deltacommit(stat).to_bytes(timeline.layout_version))
 
     def rollback(self, target: str, rollback_time: str) -> None:
@@ -322,7 +337,10 @@ class MetadataTableWriter:
         if pending or timeline.pending():
             LOG.info("metadata table compaction waits: data instants %s are pending", sorted(pending))
             return mdt
-        compaction_time = data_timeline.new_instant_time(mdt.props.timeline_timezone)
+        if mdt.props.version >= 8:
+            compaction_time = data_timeline.new_instant_time(mdt.props.timeline_timezone)
+        else:
+            compaction_time = since[-1].timestamp + COMPACTION_SUFFIX_V6
         _compact(mdt, compaction_time)
         mdt = mdt.reload()
         _clean_old_slices(mdt)
@@ -330,7 +348,8 @@ class MetadataTableWriter:
 
 
 def is_metadata_table(props: TableProperties) -> bool:
-    return props.get("hoodie.table.keygenerator.type") == "HOODIE_TABLE_METADATA"
+    return props.get("hoodie.table.keygenerator.type") == "HOODIE_TABLE_METADATA" or \
+        props.get("hoodie.table.keygenerator.class") == METADATA_KEYGEN_CLASS
 
 
 def compacted_before(timeline: ActiveTimeline) -> str:
@@ -347,8 +366,23 @@ def compacted_before(timeline: ActiveTimeline) -> str:
 
 
 def _metadata_properties(data: TableProperties) -> TableProperties:
-    """hoodie.properties of a metadata table, as Hudi 1.x writes them for the data table `data`."""
+    """hoodie.properties of a metadata table, as Hudi writes them for the data table `data`."""
     version = str(data.version)
+    if data.version < 8:
+        return TableProperties({
+            "hoodie.compaction.payload.class": "org.apache.hudi.metadata.HoodieMetadataPayload",
+            "hoodie.table.type": "MERGE_ON_READ",
+            "hoodie.archivelog.folder": "archived",
+            "hoodie.timeline.layout.version": "1",
+            "hoodie.datasource.write.drop.partition.columns": "false",
+            "hoodie.table.recordkey.fields": "key",
+            "hoodie.table.name": f"{data.name}_metadata",
+            "hoodie.compaction.record.merger.strategy": DEFAULT_MERGER_STRATEGY,
+            "hoodie.populate.meta.fields": "false",
+            "hoodie.table.keygenerator.class": METADATA_KEYGEN_CLASS,
+            "hoodie.table.base.file.format": "HFILE",
+            "hoodie.table.version": version,
+        }).with_checksum()
     return TableProperties({
         "hoodie.compaction.payload.class": "org.apache.hudi.metadata.HoodieMetadataPayload",
         "hoodie.table.initial.version": version,
@@ -393,16 +427,41 @@ def _latest_compaction(timeline: ActiveTimeline) -> Instant | None:
     return done[-1] if done else None
 
 
-def _latest_base(mdt: HoodieTable) -> str | None:
-    slices = mdt.fs_view().latest_file_slices(FILES_PARTITION)
-    return slices[0].base_file.name if slices and slices[0].base_file is not None else None
+def _new_log_name(mdt: HoodieTable, instant_time: str, base_instant: str) -> tuple[str, int]:
+    """The log file of deltacommit `instant_time`: on version 8 and 9 named after it; on version 6 the next
+    version in the latest slice (named after its base instant; one listing of `files`), as Hudi 0.x names a log
+    it cannot append to."""
+    if mdt.props.version >= 8:
+        return make_log_file_name(FILE_GROUP, instant_time, 1, WRITE_TOKEN), 1
+    versions = [log.version for info in mdt.storage.list(FILES_PARTITION)
+                if (log := parse_log_file_name(info.name)) is not None
+                and log.file_id == FILE_GROUP and log.base_instant == base_instant]
+    version = max(versions, default=0) + 1
+    return make_log_file_name(FILE_GROUP, base_instant, version, WRITE_TOKEN), version
 
 
 def _files_of(mdt: HoodieTable, instant_time: str) -> list[str]:
-    """The metadata table's files written by `instant_time`: named after it, in any of its partitions (one
-    listing each; Apache Hudi writes the other partitions of a table pyhudi may roll back)."""
-    return sorted(info.path for partition in mdt.storage.list_dirs("") if partition != ".hoodie"
-                  for info in mdt.storage.list(partition) if file_instant(info.name) == instant_time)
+    """The metadata table's files written by `instant_time`, in any of its partitions (one listing each; Apache
+    Hudi writes the other partitions of a table pyhudi may roll back): named after it, or, on version 6, log files
+    its blocks alone fill. A version 6 log holding its blocks after another instant's (Hudi appending on HDFS)
+    cannot be deleted whole, which refuses the rollback before anything changes."""
+    found: list[str] = []
+    for partition in mdt.storage.list_dirs(""):
+        if partition == ".hoodie":
+            continue
+        for info in mdt.storage.list(partition):
+            if file_instant(info.name) == instant_time:
+                found.append(info.path)
+            elif mdt.props.version < 8 and parse_log_file_name(info.name) is not None:
+                instants = {block.instant_time for block in read_log_file(mdt.storage, info.path)}
+                if instant_time in instants and len(instants) > 1:
+                    raise HoodieTableError(
+                        f"cannot roll back {instant_time} in the metadata table: log file {info.path} holds its "
+                        f"blocks among others ({', '.join(sorted(i or '?' for i in instants))})",
+                        path=mdt.storage.url(info.path))
+                if instants == {instant_time}:
+                    found.append(info.path)
+    return sorted(found)
 
 
 def _compact(mdt: HoodieTable, instant_time: str) -> None:

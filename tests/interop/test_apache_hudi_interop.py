@@ -82,7 +82,8 @@ def id_to_ts(table: pa.Table) -> dict[str, int]:
 
 
 def hudi_options(table_type: str, operation: str, **extra: str) -> dict[str, str]:
-    """The write options both writers take: Hudi's keys only, metadata table off (pyhudi refuses it)."""
+    """The write options both writers take: Hudi's keys only, with the metadata table (Hudi's default), which
+    each writer keeps in step for the other."""
     return {
         "hoodie.table.name": "interop",
         "hoodie.datasource.write.table.type": table_type,
@@ -90,7 +91,7 @@ def hudi_options(table_type: str, operation: str, **extra: str) -> dict[str, str
         "hoodie.datasource.write.precombine.field": "ts",
         "hoodie.datasource.write.partitionpath.field": "city",
         "hoodie.datasource.write.operation": operation,
-        "hoodie.metadata.enable": "false",
+        "hoodie.metadata.enable": "true",
         **extra,
     }
 
@@ -163,7 +164,7 @@ def stage_queries(history: dict[tuple[str, str], Path]) -> list[tuple[tuple[str,
 def compaction_steps(table: Path) -> list[dict[str, Any]]:
     """Apache Hudi schedules and runs a compaction of the table, then reads it. Hudi's trigger (5 delta
     commits by default) applies to on-demand scheduling too, so it is lowered to let one be planned."""
-    options = "hoodie.metadata.enable=false,hoodie.compact.inline.max.delta.commits=1"
+    options = "hoodie.metadata.enable=true,hoodie.compact.inline.max.delta.commits=1"
     call = f"CALL run_compaction(op => 'scheduleandexecute', path => '{table}', options => '{options}')"
     return [{"op": "sql", "sql": call}, apache_read(table), apache_read(table, READ_OPTIMIZED)]
 
@@ -253,7 +254,8 @@ def apache_write_steps(root: Path) -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def apache_015_tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Apache Hudi 0.15 writes and reads COW and MOR tables (one call); pyhudi reads them, writes
-    PYHUDI_WRITES into them and reads them again; Apache Hudi reads the changed tables (a second call)."""
+    PYHUDI_WRITES into them and reads them again; Apache Hudi reads the changed tables and upserts into them
+    (a second call), and pyhudi checks the metadata table after."""
     root = tmp_path_factory.mktemp("apache_015_written")
     tables = root / "tables"
     written = run_apache_hudi("0.15.0", apache_write_steps(tables), root / "apache_1", CALL_TIMEOUT_SECONDS)
@@ -262,10 +264,20 @@ def apache_015_tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
     for table_type in (COW, MOR):
         for operation, ids, version in PYHUDI_WRITES:
             Table(str(tables / table_type)).write(rows(ids, version), hudi_options(table_type, operation))
+    in_step = {t: Table(str(tables / t)).validate_metadata() for t in (COW, MOR)}
+    ours = {r: pyhudi_read(tables / r[0], r[1]) for r in TABLE_READS}
     steps = [apache_read(tables / table_type, query) for table_type, query in TABLE_READS]
+    steps += [{"op": "write", "path": str(tables / t), "data": rows(*APACHE_AFTER[1:]),
+               "options": hudi_options(t, APACHE_AFTER[0])} for t in (COW, MOR)]
     again = run_apache_hudi("0.15.0", steps, root / "apache_2", CALL_TIMEOUT_SECONDS)
-    second = {r: (a, pyhudi_read(tables / r[0], r[1])) for r, a in zip(TABLE_READS, again, strict=True)}
-    return {"tables": tables, "first": first, "second": second, "apache_logs": apache_logs}
+    second = {r: (a, ours[r]) for r, a in zip(TABLE_READS, again[:len(TABLE_READS)], strict=True)}
+    after = {t: (Table(str(tables / t)).validate_metadata(), id_to_ts(pyhudi_read(tables / t))) for t in (COW, MOR)}
+    return {"tables": tables, "first": first, "second": second, "apache_logs": apache_logs, "in_step": in_step,
+            "after_apache": after}
+
+
+# Apache Hudi's upsert after pyhudi's writes: its metadata table writer goes on from pyhudi's deltacommits.
+APACHE_AFTER: Write = ("upsert", [5, 6, 50], 9)
 
 
 def log_file_count(table: Path) -> int:
@@ -286,6 +298,18 @@ def test_apache_hudi_015_reads_pyhudi_writes_to_its_table(apache_015_tables: dic
     if read[1] == SNAPSHOT:
         assert id_to_ts(ours) == live_records(APACHE_WRITES + PYHUDI_WRITES)
     assert_same_table(apache, ours)
+
+
+@pytest.mark.parametrize("table_type", [COW, MOR])
+def test_both_writers_keep_the_metadata_table_in_step(apache_015_tables: dict, table_type: str) -> None:
+    """After pyhudi's writes, and after Apache Hudi 0.15 wrote on top of them, the metadata table lists exactly
+    the committed files; Apache Hudi read pyhudi's writes through it (above)."""
+    assert apache_015_tables["in_step"][table_type] == []
+    differences, rows_after = apache_015_tables["after_apache"][table_type]
+    assert differences == []
+    assert rows_after == live_records(APACHE_WRITES + PYHUDI_WRITES + [APACHE_AFTER])
+    properties = (apache_015_tables["tables"] / table_type / ".hoodie" / "hoodie.properties").read_text()
+    assert "hoodie.table.metadata.partitions=files\n" in properties
 
 
 def test_apache_hudi_015_mor_table_has_log_files_of_both_writers(apache_015_tables: dict) -> None:

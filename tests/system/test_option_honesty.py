@@ -160,34 +160,31 @@ def test_incremental_query_without_meta_fields_is_refused(tmp_path: Path, table_
 
 
 def with_metadata_table(tmp_path: Path, table_type: str) -> Path:
-    """A pyhudi table with two commits and a savepoint whose properties then name a metadata table, as Apache
-    Hudi (0.11+) leaves them by default."""
+    """A version 6 pyhudi table with two commits and a savepoint, and a metadata table (as Apache Hudi 0.14+
+    leaves them by default)."""
     url = tmp_path / "t"
-    opts = options(table_type, **{"hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false"})
+    opts = options(table_type, **{"hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false",
+                                  "hoodie.metadata.enable": "true"})
     Table(str(url)).write(batch(["a", "b"], [1, 1], ["A0", "B0"]), opts)
     Table(str(url)).savepoint()
     Table(str(url)).write(batch(["a"], [2], ["A1"]), opts)
-    TableProperties.load(Storage(str(url))).update(Storage(str(url)), {"hoodie.table.metadata.partitions": "files"})
+    assert TableProperties.load(Storage(str(url))).metadata_partitions == ["files"]
     return url
 
 
-FOUND = "the table has a metadata table (hoodie.table.metadata.partitions=files in .hoodie/hoodie.properties), "
-ADVICE = (", so readers that list files through it (Apache Hudi, by default) would not see the change. Disable the "
-          "metadata table first (write once with hoodie.metadata.enable=false, which deletes it, as Apache Hudi "
-          "does); reading the table works as it is")
-REFUSAL = FOUND + "which pyhudi updates on table versions 8 and 9, not on version 6" + ADVICE
-RESTORE_REFUSAL = FOUND + "which pyhudi's restore does not restore yet" + ADVICE
+RESTORE_REFUSAL = ("the table has a metadata table (hoodie.table.metadata.partitions=files in "
+                   ".hoodie/hoodie.properties), which pyhudi's restore does not restore yet, so readers that list "
+                   "files through it (Apache Hudi, by default) would not see the change. Disable the metadata table "
+                   "first (write once with hoodie.metadata.enable=false, which deletes it, as Apache Hudi does); "
+                   "reading the table works as it is")
 
 
 @pytest.mark.parametrize("table_type", [COW, MOR])
-def test_writes_to_a_table_with_a_metadata_table_are_refused(tmp_path: Path, table_type: str) -> None:
+def test_writes_keep_a_version_6_metadata_table_in_step(tmp_path: Path, table_type: str) -> None:
     url = with_metadata_table(tmp_path, table_type)
-    before = files_under(url)
-    with pytest.raises(HoodieTableError, match=re.escape(f"refusing a write on {Storage(str(url)).base_url}: "
-                                                         + REFUSAL)):
-        Table(str(url)).write(batch(["c"], [1], ["C0"]), options(table_type))
-    assert files_under(url) == before
-    assert rows(Table(str(url)).read()) == [("a", 2, "A1"), ("b", 1, "B0")]
+    Table(str(url)).write(batch(["c"], [1], ["C0"]), options(table_type))
+    assert Table(str(url)).validate_metadata() == []
+    assert rows(Table(str(url)).read()) == [("a", 2, "A1"), ("b", 1, "B0"), ("c", 1, "C0")]
 
 
 SERVICES = {
@@ -198,26 +195,33 @@ SERVICES = {
     "a clustering": lambda s, sp: schedule_clustering(s),
     "a savepoint": lambda s, sp: create_savepoint(s),
     "a savepoint deletion": lambda s, sp: delete_savepoint(s, sp),
-    "a restore": lambda s, sp: restore_to_savepoint(s, sp),
 }
 
 
 @pytest.mark.parametrize("change", sorted(SERVICES))
-def test_table_services_on_a_table_with_a_metadata_table_are_refused(tmp_path: Path, change: str) -> None:
+def test_table_services_keep_the_metadata_table_in_step(tmp_path: Path, change: str) -> None:
+    url = with_metadata_table(tmp_path, MOR)
+    savepoint = Table(str(url)).hoodie_table().timeline.completed_commits()[0].timestamp
+    SERVICES[change](Storage(str(url)), savepoint)
+    assert Table(str(url)).validate_metadata() == []
+    assert rows(Table(str(url)).read()) == [("a", 2, "A1"), ("b", 1, "B0")]
+
+
+def test_a_restore_of_a_table_with_a_metadata_table_is_refused(tmp_path: Path) -> None:
     url = with_metadata_table(tmp_path, MOR)
     storage = Storage(str(url))
     savepoint = Table(str(url)).hoodie_table().timeline.completed_commits()[0].timestamp
     before = files_under(url)
-    refusal = RESTORE_REFUSAL if change == "a restore" else REFUSAL
-    with pytest.raises(HoodieTableError, match=re.escape(f"refusing {change} on {storage.base_url}: " + refusal)):
-        SERVICES[change](storage, savepoint)
+    with pytest.raises(HoodieTableError, match=re.escape(f"refusing a restore on {storage.base_url}: "
+                                                         + RESTORE_REFUSAL)):
+        restore_to_savepoint(storage, savepoint)
     assert files_under(url) == before
 
 
 @pytest.mark.parametrize("execute", [execute_compaction, execute_clustering, execute_restore])
-def test_executing_a_planned_service_is_refused_once_the_table_has_a_metadata_table(tmp_path: Path,
-                                                                                      execute: Any) -> None:
-    """A plan scheduled before the metadata table appeared is not run either."""
+def test_a_listed_but_missing_metadata_table_refuses_services(tmp_path: Path, execute: Any) -> None:
+    """A plan scheduled before hoodie.properties came to list a metadata table that is not there is not run:
+    readers would list files through a table that does not exist."""
     url = tmp_path / "t"
     opts = options(MOR, **{"hoodie.clean.automatic": "false", "hoodie.parquet.small.file.limit": "0"})
     Table(str(url)).write(batch(["a", "b"], [1, 1], ["A0", "B0"]), opts)
@@ -232,21 +236,31 @@ def test_executing_a_planned_service_is_refused_once_the_table_has_a_metadata_ta
     assert planned is not None
     TableProperties.load(storage).update(storage, {"hoodie.table.metadata.partitions": "files"})
     before = files_under(url)
-    with pytest.raises(HoodieTableError, match="the table has a metadata table"):
+    refusal = "restore does not restore yet" if execute is execute_restore else (
+        "its metadata table is missing .* write once with hoodie.metadata.enable unset or true, which rebuilds it")
+    with pytest.raises(HoodieTableError, match=refusal):
         execute(storage, planned)
     assert files_under(url) == before
 
 
-def test_a_metadata_table_folder_alone_refuses_writes(tmp_path: Path) -> None:
+def test_a_write_rebuilds_a_listed_but_missing_metadata_table(tmp_path: Path) -> None:
+    url = str(tmp_path / "t")
+    Table(url).write(batch(["a"], [1], ["A0"]), options())
+    TableProperties.load(Storage(url)).update(Storage(url), {"hoodie.table.metadata.partitions": "files"})
+    Table(url).write(batch(["a"], [2], ["A1"]), options())
+    assert Table(url).validate_metadata() == []
+    assert rows(Table(url).read()) == [("a", 2, "A1")]
+
+
+def test_a_metadata_table_folder_alone_is_no_metadata_table(tmp_path: Path) -> None:
+    """Readers since Hudi 0.14 use a metadata table only when hoodie.properties lists its `files` partition."""
     url = tmp_path / "t"
     Table(str(url)).write(batch(["a"], [1], ["A0"]), options())
     metadata = url / ".hoodie" / "metadata" / ".hoodie"
     metadata.mkdir(parents=True)
     (metadata / "hoodie.properties").write_bytes((url / ".hoodie" / "hoodie.properties").read_bytes())
-    with pytest.raises(HoodieTableError, match=re.escape(
-            "the table has a metadata table (.hoodie/metadata/.hoodie/hoodie.properties exists)")):
-        Table(str(url)).write(batch(["a"], [2], ["A1"]), options())
-    assert rows(Table(str(url)).read()) == [("a", 1, "A0")]
+    Table(str(url)).write(batch(["a"], [2], ["A1"]), options())
+    assert rows(Table(str(url)).read()) == [("a", 2, "A1")]
 
 
 def test_an_empty_metadata_partition_list_means_no_metadata_table(tmp_path: Path) -> None:

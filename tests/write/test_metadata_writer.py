@@ -39,6 +39,8 @@ MORE: list[tuple[str, Sequence[int], int, dict[str, str]]] = [
     ("upsert", [0, 21, 35], 13, {}), ("delete", [35], 14, {}), ("upsert", [36, 37, 38], 15, {}),
 ]
 
+# The model orders by event time, as versions 8 and 9 merge by default; version 6 does with this payload.
+EVENT_TIME = {6: {"hoodie.datasource.write.payload.class": "org.apache.hudi.common.model.DefaultHoodieRecordPayload"}}
 Slices = list[tuple[str, str, str | None, tuple[str, ...]]]
 
 
@@ -55,7 +57,7 @@ def assert_in_step(path: str, model: dict[str, int], where: str) -> None:
     assert id_to_ts(table.read(VIA_STORAGE)) == model, f"pyhudi, {where}"
     assert id_to_ts(table.read()) == model, f"pyhudi by default, {where}"
     assert id_to_ts(table.read(VIA_METADATA)) == model, f"pyhudi through the metadata table, {where}"
-    assert id_to_ts(hudi_rs_read(path)) == model, f"hudi-rs, {where}"
+    assert id_to_ts(hudi_rs_read(path)) == model, f"hudi-rs (through the metadata table from version 8), {where}"
 
 
 def metadata_instants(path: str, action: str) -> list[str]:
@@ -64,13 +66,13 @@ def metadata_instants(path: str, action: str) -> list[str]:
 
 
 @pytest.mark.parametrize("table_type", [COW, MOR])
-@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("version", [6, *VERSIONS])
 def test_every_action_keeps_the_metadata_table_in_step(tmp_path: Path, version: int, table_type: str) -> None:
     path = str(tmp_path / "t")
     model: dict[str, int] = {}
     for index, (operation, ids, data_version, extra) in enumerate([*HISTORY, *MORE]):
         services = SERVICES if index >= len(HISTORY) else {}
-        write = {**options(operation, version, **extra), **services, **METADATA,
+        write = {**options(operation, version, **extra), **services, **METADATA, **EVENT_TIME.get(version, {}),
                  "hoodie.datasource.write.table.type": table_type}
         Table(path).write(rows(list(ids), data_version), write)
         apply_write(model, operation, ids, data_version, extra)
@@ -82,8 +84,9 @@ def test_every_action_keeps_the_metadata_table_in_step(tmp_path: Path, version: 
     actions = {i.action for i in data.completed()}
     assert {"clean", "replacecommit"} <= actions
     assert table_type == COW or "commit" in actions, "no compaction of the data table ran"
-    assert [f.name for f in Storage(path).list(".hoodie/timeline/history") if f.name.endswith(".parquet")], \
-        "nothing was archived"
+    history = ".hoodie/timeline/history" if version >= 8 else ".hoodie/archived"
+    archived = [f.name for f in Storage(path).list(history) if f.name.endswith(".parquet") or ".archive." in f.name]
+    assert archived, "nothing was archived"
 
 
 def test_enabling_lists_an_existing_table_and_disabling_removes_it(tmp_path: Path) -> None:
@@ -165,11 +168,25 @@ def test_partitions_pyhudi_does_not_write_refuse_unless_disabled(tmp_path: Path)
     assert Table(path).validate_metadata() == []
 
 
-def test_version_6_tables_get_no_metadata_table(tmp_path: Path) -> None:
+def test_a_version_6_metadata_table_is_laid_out_as_hudi_0_15_lays_it_out(tmp_path: Path) -> None:
+    """Initialized at 00000000000000010, logs named after their slice's base instant with growing versions,
+    compacted at the latest deltacommit's time + 001, hoodie.properties with Hudi 0.15's keys."""
     path = str(tmp_path / "t")
-    with pytest.raises(HoodieTableError, match="hoodie.metadata.enable=true: pyhudi writes the metadata table of "
-                                               "table versions 8 and 9; .* is version 6"):
-        Table(path).write(rows(range(3), 1), {**options("insert", 6), **METADATA})
+    for n in range(4):
+        Table(path).write(rows([n], 1), {**options("insert", 6), **METADATA})
+    mdt = HoodieTable.load(Storage(path).within(".hoodie/metadata"))
+    deltas = metadata_instants(path, DELTA_COMMIT)
+    assert deltas[0] == "00000000000000010"
+    compaction = deltas[2] + "001"  # after the initialization and two writes (every third deltacommit)
+    assert metadata_instants(path, COMMIT) == [compaction]
+    names = sorted(f.name for f in mdt.storage.list("files"))
+    assert names == [".files-0000-0_00000000000000010.log.1_0-0-0", ".files-0000-0_00000000000000010.log.2_0-0-0",
+                     f".files-0000-0_{compaction}.log.1_0-0-0", f".files-0000-0_{compaction}.log.2_0-0-0",
+                     ".hoodie_partition_metadata", "files-0000-0_0-0-0_00000000000000010.hfile",
+                     f"files-0000-0_0-0-0_{compaction}.hfile"]
+    assert mdt.props.version == 6 and mdt.props.layout_version == 1
+    assert mdt.props["hoodie.table.keygenerator.class"] == "org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator"
+    assert Table(path).validate_metadata() == []
 
 
 def test_metadata_rows_of_a_nonpartitioned_table(tmp_path: Path) -> None:
