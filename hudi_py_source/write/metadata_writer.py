@@ -76,6 +76,7 @@ from ..table.properties import (
     DEFAULT_MERGER_STRATEGY,
     METADATA_PARTITIONS,
     METADATA_TABLE_PROPERTIES,
+    TIMELINE_TIMEZONE,
     TableProperties,
     init_table_layout,
 )
@@ -366,7 +367,13 @@ def compacted_before(timeline: ActiveTimeline) -> str:
 
 
 def _metadata_properties(data: TableProperties) -> TableProperties:
-    """hoodie.properties of a metadata table, as Hudi writes them for the data table `data`."""
+    """hoodie.properties of a metadata table, as Hudi writes them for the data table `data`, with the data table's
+    timeline time zone when it has one (the metadata timeline's instants are the data table's)."""
+    zone = {TIMELINE_TIMEZONE: data[TIMELINE_TIMEZONE]} if TIMELINE_TIMEZONE in data else {}
+    return TableProperties({**_metadata_keys(data).as_dict(), **zone}).with_checksum()
+
+
+def _metadata_keys(data: TableProperties) -> TableProperties:
     version = str(data.version)
     if data.version < 8:
         return TableProperties({
@@ -382,7 +389,7 @@ def _metadata_properties(data: TableProperties) -> TableProperties:
             "hoodie.table.keygenerator.class": METADATA_KEYGEN_CLASS,
             "hoodie.table.base.file.format": "HFILE",
             "hoodie.table.version": version,
-        }).with_checksum()
+        })
     return TableProperties({
         "hoodie.compaction.payload.class": "org.apache.hudi.metadata.HoodieMetadataPayload",
         "hoodie.table.initial.version": version,
@@ -400,7 +407,7 @@ def _metadata_properties(data: TableProperties) -> TableProperties:
         "hoodie.table.base.file.format": "HFILE",
         "hoodie.record.merge.mode": "CUSTOM",
         "hoodie.table.version": version,
-    }).with_checksum()
+    })
 
 
 def _listing_of_storage(data: HoodieTable) -> FilesChange:

@@ -232,3 +232,18 @@ def test_on_local_disk_and_s3(table_path: tuple[str, dict[str, Any]]) -> None:
     assert table.validate_metadata() == []
     assert id_to_ts(table.read()) == model
     assert id_to_ts(hudi_rs_read(url, storage_options)) == model
+
+
+def test_a_utc_timeline_gives_its_time_zone_to_the_metadata_table(tmp_path: Path) -> None:
+    """The metadata timeline's instants are the data table's, so it keeps the data table's time zone: its own
+    compactions and completion times then sort among them whatever the machine's zone."""
+    path = str(tmp_path / "t")
+    utc = {**options("insert", 9), **METADATA, "hoodie.table.timeline.timezone": "UTC"}
+    for n in range(4):
+        Table(path).write(rows([n], 1), utc)
+    mdt = HoodieTable.load(Storage(path).within(".hoodie/metadata"))
+    assert mdt.props.timeline_timezone == "UTC"
+    data = HoodieTable.load(Storage(path)).timeline
+    compaction = metadata_instants(path, COMMIT)[0]
+    assert data.completed_commits()[2].timestamp < compaction < data.completed_commits()[3].timestamp
+    assert Table(path).validate_metadata() == []
