@@ -18,6 +18,10 @@ merge-on-read table a compaction is placed by its instant time instead: one requ
 stays even if it completed after it, since the later delta commits' logs belong to the slice it opened. The
 timeline files are layout 2's (`R.restore.requested`, an empty `R.restore.inflight`, `R_<completion>.restore`)
 with the same Avro schemas as version 6.
+
+A table with a metadata table gets it rebuilt from storage once its rollbacks are done, before the restore
+completes (the rolled-back instants' deltacommits may already be compacted into its base file, which a rollback
+cannot undo); until then readers that list through it still see only completed instants' files.
 """
 
 from __future__ import annotations
@@ -29,7 +33,6 @@ from typing import Any
 from ..errors import HoodieTimelineError
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable
-from ..table.properties import refuse_metadata_table
 from ..timeline import avro_models
 from ..timeline.instant import (
     COMMIT,
@@ -42,6 +45,7 @@ from ..timeline.instant import (
     Instant,
     comparable_action,
 )
+from ..write.metadata_writer import MetadataTableWriter, has_metadata_table, initializing, refuse_unkept_metadata
 from ..write.rollback import (
     files_of_instant,
     resume_pending_rollbacks,
@@ -53,7 +57,6 @@ LOG = logging.getLogger("hudi_py_source.restore")
 PLAN = "HoodieRestorePlan"
 METADATA = "HoodieRestoreMetadata"
 PLAN_VERSION = 2
-RESTORE_LACKS = "which pyhudi's restore does not restore yet"
 
 
 def _read_plan(table: HoodieTable, restore: Instant) -> dict[str, Any]:
@@ -112,7 +115,7 @@ def _instants_after(table: HoodieTable, savepoint_time: str) -> list[Instant]:
 def schedule_restore(storage: Storage | str, savepoint_time: str) -> str:
     """Write the restore plan (`R.restore.requested`) to the savepoint; returns R. Refuses before writing
     anything when an instant cannot be rolled back whole."""
-    refuse_metadata_table(Storage.of(storage), "a restore", why=RESTORE_LACKS)
+    refuse_unkept_metadata(Storage.of(storage), "a restore")
     table = HoodieTable.load(Storage.of(storage))
     _require_savepoint(table, savepoint_time)
     instants = _instants_after(table, savepoint_time)
@@ -168,7 +171,7 @@ def _roll_back_planned(table: HoodieTable, plan: dict[str, Any]) -> tuple[list[d
     for info in plan["instantsToRollback"]:
         instant = _on_timeline(table, info)
         if instant is not None:
-            rollback_time = rollback_instant(table, instant)
+            rollback_time = rollback_instant(table, instant, sync_metadata=False)
             table = table.reload()
             metadata[info["commitTime"]] = [_rollback_metadata(table, rollback_time)]
         else:
@@ -206,7 +209,7 @@ def _check_restored(table: HoodieTable, savepoint_time: str) -> None:
 
 def execute_restore(storage: Storage | str, restore_time: str) -> str:
     """Run (or resume) the pending restore `restore_time` to completion; returns it."""
-    refuse_metadata_table(Storage.of(storage), "a restore", why=RESTORE_LACKS)
+    refuse_unkept_metadata(Storage.of(storage), "a restore", rebuilds=True)
     table = HoodieTable.load(Storage.of(storage))
     restore = pending_restore(table)
     if restore is None or restore.timestamp != restore_time:
@@ -215,9 +218,11 @@ def execute_restore(storage: Storage | str, restore_time: str) -> str:
     plan = _read_plan(table, restore)
     if restore.state == REQUESTED:
         restore = table.timeline.transition_to_inflight(restore)
-    table = resume_pending_rollbacks(table)
+    table = resume_pending_rollbacks(table, sync_metadata=False)
     done, rollbacks = _roll_back_planned(table, plan)
     table = table.reload()
+    if has_metadata_table(table.props) or initializing(table.props):
+        MetadataTableWriter(table.storage).initialize(table)
     record = {
         "startRestoreTime": restore_time,
         "timeTakenInMillis": int((time.monotonic() - started) * 1000),

@@ -12,9 +12,9 @@ from ..io.avro_schema import avro_to_arrow
 from ..io.base_file import META_COLUMNS, read_footer
 from ..storage import Storage
 from ..timeline.active import ActiveTimeline
-from .file_listing import FileListing
+from .file_listing import FileListing, StorageListing
 from .fs_view import FileSystemView
-from .mdt import FILES_PARTITION, MetadataFileListing
+from .mdt import FILES_PARTITION, ListingWithFallback, MetadataFileListing
 from .properties import TableProperties
 
 META_FOLDER = ".hoodie"
@@ -46,11 +46,12 @@ class HoodieTable:
     through an operation, so nothing in it lists storage twice. `reload` after the table changed."""
 
     def __init__(self, storage: Storage, props: TableProperties, timeline: ActiveTimeline,
-                 metadata_listing: bool = False) -> None:
+                 metadata_listing: bool = False, listing_fallback: bool = False) -> None:
         self.storage = storage
         self.props = props
         self.timeline = timeline
         self.metadata_listing = metadata_listing
+        self.listing_fallback = listing_fallback
         self._view: FileSystemView | None = None
 
     @classmethod
@@ -67,11 +68,12 @@ class HoodieTable:
                 feature=f"hoodie.table.version={version}", path=storage.base_url)
         timeline = ActiveTimeline.load(storage, props.layout_version, props.timeline_timezone)
         if metadata_listing is None:
-            metadata_listing = version >= 8 and FILES_PARTITION in props.metadata_partitions
+            chosen = version >= 8 and FILES_PARTITION in props.metadata_partitions
+            return cls(storage, props, timeline, chosen, listing_fallback=True)
         return cls(storage, props, timeline, metadata_listing)
 
     def reload(self) -> HoodieTable:
-        return HoodieTable.load(self.storage, self.metadata_listing)
+        return HoodieTable.load(self.storage, None if self.listing_fallback else self.metadata_listing)
 
     def fs_view(self) -> FileSystemView:
         """The file-system view of this load, built on first use and kept: its listings are this load's."""
@@ -80,8 +82,12 @@ class HoodieTable:
         return self._view
 
     def _listing(self) -> FileListing | None:
-        """The metadata table's listing when chosen, else None: the view's default, storage's."""
-        return MetadataFileListing(self.storage, self.props, self.timeline) if self.metadata_listing else None
+        """The metadata table's listing when chosen (falling back to storage's when it was chosen for the table
+        rather than asked for), else None: the view's default, storage's."""
+        if not self.metadata_listing:
+            return None
+        listing = MetadataFileListing(self.storage, self.props, self.timeline)
+        return ListingWithFallback(listing, StorageListing(self.storage)) if self.listing_fallback else listing
 
     def avro_schema(self, as_of: str | None = None) -> dict[str, Any] | None:
         """The writer schema of the latest completed commit that recorded one (no meta fields)."""

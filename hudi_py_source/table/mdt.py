@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,7 @@ from .fs_view import FileSlice, FileSystemView
 from .metadata_records import ALL_PARTITIONS_KEY, NON_PARTITIONED_KEY, Listing
 from .properties import METADATA_PARTITIONS, TableProperties
 
+LOG = logging.getLogger("hudi_py_source.metadata_table")
 METADATA_FOLDER = ".hoodie/metadata"
 FILES_PARTITION = "files"
 SOLO_COMMIT_PREFIX = "00000000000000"
@@ -266,6 +268,34 @@ class MetadataFileListing:
         key = partition or NON_PARTITIONED_KEY
         return [FileInfo(f"{partition}/{name}" if partition else name, size, 0.0)
                 for name, size in self._records().live(key)]
+
+
+class ListingWithFallback:
+    """The metadata table's listing, or storage's when the metadata table cannot be read as a whole (missing, or
+    its initialization never completed, e.g. a crash in the middle of a restore's rebuild): storage's listing is
+    always right, only slower. A damaged HFile or log block still fails, naming the file."""
+
+    def __init__(self, metadata: MetadataFileListing, storage: StorageListing) -> None:
+        self.metadata = metadata
+        self.storage = storage
+        self._chosen: MetadataFileListing | StorageListing | None = None
+
+    def _listing(self) -> MetadataFileListing | StorageListing:
+        if self._chosen is None:
+            try:
+                self.metadata.partitions()
+                self._chosen = self.metadata
+            except HoodieTableError as exc:
+                LOG.warning("listing %s from storage: its metadata table cannot be read (%s)",
+                            self.metadata.storage.base_url, exc)
+                self._chosen = self.storage
+        return self._chosen
+
+    def partitions(self) -> list[str]:
+        return self._listing().partitions()
+
+    def files(self, partition: str) -> list[FileInfo]:
+        return self._listing().files(partition)
 
 
 def file_instant(name: str) -> str | None:

@@ -75,7 +75,7 @@ from ..table.partition_metadata import write_partition_metadata
 from ..table.properties import (
     DEFAULT_MERGER_STRATEGY,
     METADATA_PARTITIONS,
-    METADATA_TABLE_PROPERTIES,
+    PROPERTIES_FILE,
     TIMELINE_TIMEZONE,
     TableProperties,
     init_table_layout,
@@ -158,6 +158,11 @@ def has_metadata_table(props: TableProperties) -> bool:
     return FILES_PARTITION in props.metadata_partitions
 
 
+def initializing(props: TableProperties) -> bool:
+    """The data table names `files` as being built: an initialization (pyhudi's or Hudi's) that did not finish."""
+    return FILES_PARTITION in list_fields(props.get(METADATA_PARTITIONS_INFLIGHT))
+
+
 # The metadata partitions pyhudi does not write, and the option whose explicit false removes each, as Hudi's
 # writer removes a partition its configuration disables.
 _DROPPABLE = {"column_stats": METADATA_COLUMN_STATS_ENABLE, "partition_stats": METADATA_PARTITION_STATS_ENABLE,
@@ -172,19 +177,24 @@ def prepare_metadata_table(table: HoodieTable, cfg: HoodieConfig, change: str) -
     the change (readers would miss what it writes)."""
     props = table.props
     if cfg.is_set(METADATA_ENABLE) and not cfg.get(METADATA_ENABLE):
-        if props.metadata_partitions or table.storage.exists(METADATA_FOLDER):
+        if props.metadata_partitions or initializing(props) or table.storage.exists(METADATA_FOLDER):
             MetadataTableWriter(table.storage).drop(props)
             return table.reload()
         return table
+    if initializing(props):
+        LOG.warning("%s: the initialization of its metadata table did not finish: starting it again",
+                    table.storage.base_url)
+        MetadataTableWriter(table.storage).initialize(table)
+        table = table.reload()
     unkept = [p for p in props.metadata_partitions if p != FILES_PARTITION]
     droppable = [p for p in unkept if p in _DROPPABLE and cfg.is_set(_DROPPABLE[p]) and not cfg.get(_DROPPABLE[p])]
     if droppable:
         refuse_unkept_metadata(table.storage, change, props, set(droppable))
         _drop_partitions(table, droppable)
         table = table.reload()
-    if has_metadata_table(table.props) and not table.storage.exists(METADATA_TABLE_PROPERTIES):
-        LOG.warning("%s lists the metadata table, which is missing: rebuilding it from storage, as Hudi does",
-                    table.storage.base_url)
+    if has_metadata_table(table.props) and not MetadataTableWriter(table.storage).intact():
+        LOG.warning("%s lists a metadata table that is missing or was never completed: rebuilding it from storage, "
+                    "as Hudi does", table.storage.base_url)
         MetadataTableWriter(table.storage).initialize(table)
         table = table.reload()
     refuse_unkept_metadata(table.storage, change, table.props)
@@ -195,23 +205,24 @@ def prepare_metadata_table(table: HoodieTable, cfg: HoodieConfig, change: str) -
 
 
 def refuse_unkept_metadata(storage: Storage, change: str, props: TableProperties | None = None,
-                           dropping: set[str] | None = None) -> None:
+                           dropping: set[str] | None = None, rebuilds: bool = False) -> None:
     """Refuse `change` to a table whose metadata table pyhudi cannot keep in step (readers using it would miss
-    the change): a partition other than `files` (except those in `dropping`), or a partition still being built."""
+    the change): a partition other than `files` (except those in `dropping`), a partition still being built, or
+    one missing or never completed (unless the change `rebuilds` it: a restore)."""
     props = props if props is not None else TableProperties.load(storage)
-    if not props.metadata_partitions:
+    if not props.metadata_partitions and not list_fields(props.get(METADATA_PARTITIONS_INFLIGHT)):
         return
     where = f"refusing {change} on {storage.base_url}: its metadata table"
-    inflight = list_fields(props.get(METADATA_PARTITIONS_INFLIGHT))
+    inflight = [p for p in list_fields(props.get(METADATA_PARTITIONS_INFLIGHT)) if p != FILES_PARTITION or not rebuilds]
     if inflight:
         raise HoodieTableError(f"{where} has partitions {', '.join(inflight)} still being built "
                                f"({METADATA_PARTITIONS_INFLIGHT}); let Apache Hudi's indexer finish first",
                                path=storage.base_url)
-    if has_metadata_table(props) and not storage.exists(METADATA_TABLE_PROPERTIES):
-        raise HoodieTableError(f"{where} is missing ({METADATA_PARTITIONS} lists {FILES_PARTITION}, "
-                               f"{METADATA_TABLE_PROPERTIES} does not exist): write once with hoodie.metadata.enable "
-                               "unset or true, which rebuilds it, or false, which removes it, as Hudi does",
-                               path=storage.base_url)
+    if not rebuilds and has_metadata_table(props) and not MetadataTableWriter(storage).intact():
+        raise HoodieTableError(f"{where} is missing or was never completed ({METADATA_PARTITIONS} lists "
+                               f"{FILES_PARTITION}, {METADATA_FOLDER} has no completed instant): write once with "
+                               "hoodie.metadata.enable unset or true, which rebuilds it, or false, which removes it, "
+                               "as Hudi does", path=storage.base_url)
     kept = [p for p in props.metadata_partitions if p != FILES_PARTITION and p not in (dropping or set())]
     if kept:
         how = "; ".join(f"{p}: set {_DROPPABLE[p].key}=false to remove it, as Hudi does" if p in _DROPPABLE
@@ -240,11 +251,21 @@ class MetadataTableWriter:
     def table(self) -> HoodieTable:
         return HoodieTable.load(self.storage)
 
+    def intact(self) -> bool:
+        """The metadata table exists and its initialization completed (a crash during `initialize`, e.g. in a
+        restore, leaves neither)."""
+        if not self.storage.exists(PROPERTIES_FILE):
+            return False
+        return bool(self.table().timeline.completed())
+
     # --- creation and removal -------------------------------------------------------------------------------
 
     def initialize(self, data: HoodieTable) -> TableProperties:
         """Create the metadata table with the `files` partition listed from storage, then list it in the data
-        table's properties (returned). Leftovers of an initialization that died before that are removed first."""
+        table's properties (returned). Meanwhile the properties name `files` as being built
+        (hoodie.table.metadata.partitions.inflight), not built: readers list storage, and the next writer (or a
+        resumed restore) finds an initialization that died and starts it again. Its leftovers go first."""
+        data.props.update(self.data_storage, {METADATA_PARTITIONS: "", METADATA_PARTITIONS_INFLIGHT: FILES_PARTITION})
         if self.data_storage.exists(METADATA_FOLDER):
             self.data_storage.delete_tree(METADATA_FOLDER)
         init_table_layout(self.storage, _metadata_properties(data.props))

@@ -77,14 +77,16 @@ def _metadata_rollback(table: HoodieTable, target: str) -> BeforeComplete | None
     return lambda rollback_time: MetadataTableWriter(table.storage).rollback(target, rollback_time)
 
 
-def rollback_instant(table: HoodieTable, instant: Instant, keep_requested: bool = False) -> str:
+def rollback_instant(table: HoodieTable, instant: Instant, keep_requested: bool = False,
+                     sync_metadata: bool = True) -> str:
     """Roll back one write instant, pending or (in a restore) completed; returns the rollback instant time.
-    `keep_requested` reverts an inflight table service to its plan instead of removing it."""
+    `keep_requested` reverts an inflight table service to its plan instead of removing it; without
+    `sync_metadata` the metadata table is left alone (a restore rebuilds it once at its end)."""
     return rollback_files(table, instant, files_of_instant(table, instant), keep_requested,
-                          before_complete=_metadata_rollback(table, instant.timestamp))
+                          before_complete=_metadata_rollback(table, instant.timestamp) if sync_metadata else None)
 
 
-def _resume_pending_rollback(table: HoodieTable, rollback: Instant) -> None:
+def _resume_pending_rollback(table: HoodieTable, rollback: Instant, sync_metadata: bool) -> None:
     """A rollback interrupted mid-way is finished from its plan (every step is idempotent)."""
     timeline = table.timeline
     plan = avro_models.deserialize(timeline.read_bytes(Instant(rollback.timestamp, "rollback", "REQUESTED")))
@@ -95,14 +97,14 @@ def _resume_pending_rollback(table: HoodieTable, rollback: Instant) -> None:
     target_instant = pending_target or Instant(target["commitTime"], target["action"], "INFLIGHT")
     keep_plan = timeline.clustering_plan(target_instant) is not None
     finish_rollback(table, timeline, inflight, target_instant, files, time.monotonic(), keep_plan,
-                    _metadata_rollback(table, target_instant.timestamp))
+                    _metadata_rollback(table, target_instant.timestamp) if sync_metadata else None)
 
 
-def resume_pending_rollbacks(table: HoodieTable) -> HoodieTable:
+def resume_pending_rollbacks(table: HoodieTable, sync_metadata: bool = True) -> HoodieTable:
     """Finish every interrupted rollback from its plan; the table reloaded after them."""
     for pending in table.timeline.pending():
         if pending.action == "rollback":
-            _resume_pending_rollback(table, pending)
+            _resume_pending_rollback(table, pending, sync_metadata)
             table = table.reload()
     return table
 

@@ -134,12 +134,15 @@ SCENARIOS = [
 ]
 CASES = [(s, t) for s in SCENARIOS for t in s.types]
 # The scenarios that change the metadata table each in their own way, on a version 9 table whose metadata table
-# pyhudi keeps (compacted every other deltacommit); a restore of such a table is refused.
+# pyhudi keeps (compacted every other deltacommit); a restore rebuilds it.
 WITH_METADATA = {"hoodie.write.table.version": "9", "hoodie.metadata.enable": "true",
                  "hoodie.metadata.compact.max.delta.commits": "2"}
 METADATA_SCENARIOS = ("upsert", "insert_overwrite", "delete_partition", "upsert_with_inline_services", "clean",
-                      "archive", "cluster", "compact")
-METADATA_CASES = [(s, t) for s, t in CASES if s.name in METADATA_SCENARIOS]
+                      "archive", "cluster", "compact", "restore")
+# The two longest (inline services: 60 to 80 crash points; restore: 80 to 110) on MERGE_ON_READ only, whose runs
+# hold every step the COPY_ON_WRITE ones do (and compaction).
+MOR_ONLY = ("upsert_with_inline_services", "restore")
+METADATA_CASES = [(s, t) for s, t in CASES if s.name in METADATA_SCENARIOS and (s.name not in MOR_ONLY or t == "MERGE_ON_READ")]
 
 
 def completed_instants(path: str) -> set[tuple[str, str]]:
@@ -151,9 +154,16 @@ def assert_reads(path: str, expected: Rows, where: str) -> None:
 
 
 def assert_reads_one_of(path: str, states: list[Rows], where: str) -> None:
-    ours, theirs = rows_of(Table(path).read()), rows_of(hudi_rs_read(path))
+    """pyhudi reads one of `states` and hudi-rs the same. Inside an update of hoodie.properties (backup written,
+    file deleted, new file not yet written: Hudi's protocol, which a restore of a table with a metadata table
+    follows) only the backup exists: Hudi's readers and pyhudi read it, hudi-rs cannot, and is asked after the
+    next write instead."""
+    ours = rows_of(Table(path).read())
     assert ours in states, f"pyhudi, {where}: {sorted(ours.items())}"
-    assert theirs == ours, f"hudi-rs, {where}"
+    if not Path(path, ".hoodie", "hoodie.properties").exists():
+        assert Path(path, ".hoodie", "hoodie.properties.backup").exists(), where
+        return
+    assert rows_of(hudi_rs_read(path)) == ours, f"hudi-rs, {where}"
 
 
 def committed_states(path: str, since: str) -> list[Rows]:

@@ -172,13 +172,6 @@ def with_metadata_table(tmp_path: Path, table_type: str) -> Path:
     return url
 
 
-RESTORE_REFUSAL = ("the table has a metadata table (hoodie.table.metadata.partitions=files in "
-                   ".hoodie/hoodie.properties), which pyhudi's restore does not restore yet, so readers that list "
-                   "files through it (Apache Hudi, by default) would not see the change. Disable the metadata table "
-                   "first (write once with hoodie.metadata.enable=false, which deletes it, as Apache Hudi does); "
-                   "reading the table works as it is")
-
-
 @pytest.mark.parametrize("table_type", [COW, MOR])
 def test_writes_keep_a_version_6_metadata_table_in_step(tmp_path: Path, table_type: str) -> None:
     url = with_metadata_table(tmp_path, table_type)
@@ -207,15 +200,12 @@ def test_table_services_keep_the_metadata_table_in_step(tmp_path: Path, change: 
     assert rows(Table(str(url)).read()) == [("a", 2, "A1"), ("b", 1, "B0")]
 
 
-def test_a_restore_of_a_table_with_a_metadata_table_is_refused(tmp_path: Path) -> None:
+def test_a_restore_rebuilds_the_metadata_table(tmp_path: Path) -> None:
     url = with_metadata_table(tmp_path, MOR)
-    storage = Storage(str(url))
     savepoint = Table(str(url)).hoodie_table().timeline.completed_commits()[0].timestamp
-    before = files_under(url)
-    with pytest.raises(HoodieTableError, match=re.escape(f"refusing a restore on {storage.base_url}: "
-                                                         + RESTORE_REFUSAL)):
-        restore_to_savepoint(storage, savepoint)
-    assert files_under(url) == before
+    restore_to_savepoint(Storage(str(url)), savepoint)
+    assert Table(str(url)).validate_metadata() == []
+    assert rows(Table(str(url)).read()) == [("a", 1, "A0"), ("b", 1, "B0")]
 
 
 @pytest.mark.parametrize("execute", [execute_compaction, execute_clustering, execute_restore])
@@ -236,9 +226,8 @@ def test_a_listed_but_missing_metadata_table_refuses_services(tmp_path: Path, ex
     assert planned is not None
     TableProperties.load(storage).update(storage, {"hoodie.table.metadata.partitions": "files"})
     before = files_under(url)
-    refusal = "restore does not restore yet" if execute is execute_restore else (
-        "its metadata table is missing .* write once with hoodie.metadata.enable unset or true, which rebuilds it")
-    with pytest.raises(HoodieTableError, match=refusal):
+    with pytest.raises(HoodieTableError, match="its metadata table is missing or was never completed .* write once "
+                                               "with hoodie.metadata.enable unset or true, which rebuilds it"):
         execute(storage, planned)
     assert files_under(url) == before
 
