@@ -142,7 +142,8 @@ METADATA_SCENARIOS = ("upsert", "insert_overwrite", "delete_partition", "upsert_
 # The two longest (inline services: 60 to 80 crash points; restore: 80 to 110) on MERGE_ON_READ only, whose runs
 # hold every step the COPY_ON_WRITE ones do (and compaction).
 MOR_ONLY = ("upsert_with_inline_services", "restore")
-METADATA_CASES = [(s, t) for s, t in CASES if s.name in METADATA_SCENARIOS and (s.name not in MOR_ONLY or t == "MERGE_ON_READ")]
+METADATA_CASES = [(s, t) for s, t in CASES
+                  if s.name in METADATA_SCENARIOS and (s.name not in MOR_ONLY or t == "MERGE_ON_READ")]
 
 
 def completed_instants(path: str) -> set[tuple[str, str]]:
