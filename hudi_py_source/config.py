@@ -216,11 +216,10 @@ POPULATE_META_FIELDS = define("hoodie.populate.meta.fields", True, bool,
                               "Fill the _hoodie_* meta columns.")
 METADATA_ENABLE = define(
     "hoodie.metadata.enable", False, bool,
-    "The metadata table (.hoodie/metadata) and its `files` partition, on table versions 8 and 9. true creates it "
-    "for a table that has none (listing the table's files once) and keeps it in step; false removes one, as a "
-    "Hudi writer does. Unset, pyhudi keeps an existing metadata table in step and creates none: Hudi's default is "
-    "true, pyhudi's stays false for new tables until the metadata table's archival and the other partitions are "
-    "written too (see README).")
+    "The metadata table (.hoodie/metadata) and its `files` partition. true creates it for a table that has none "
+    "(listing the table's files once) and keeps it in step; false removes one, as a Hudi writer does. Unset, pyhudi "
+    "keeps an existing metadata table in step and creates none: Hudi's default is true, pyhudi's stays false for "
+    "new tables until its other partitions (column stats, record index) are written too (see README).")
 METADATA_COMPACT_MAX_DELTA_COMMITS = define(
     "hoodie.metadata.compact.max.delta.commits", 10, int,
     "Compact the metadata table's file group after this many deltacommits.", validate=_positive)
