@@ -46,7 +46,7 @@ from ..table.hoodie_table import HoodieTable
 from ..timeline.commit_metadata import CommitMetadata
 from ..timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
 from ..timeline.lsm_timeline import load_archived_timeline
-from .plan import ReadPlan, build_plan, full_schema, partition_matches
+from .plan import ReadPlan, build_plan, full_schema, matching_partitions
 from .predicates import Predicate, supports
 from .snapshot import plan_snapshot
 from .time_travel import earliest_retained
@@ -274,9 +274,9 @@ def plan_incremental(storage: Storage, cfg: HoodieConfig, predicates: list[Predi
     replaced = _replaced(in_range)
     sizes = _sizes(storage, {partition for partition, _ in groups})
     missing: dict[str, str] = {}
+    matching = set(matching_partitions(sorted({partition for partition, _ in groups}), table, usable, schema))
     slices = [_slice(partition, file_id, written, sizes, missing, rng) for (partition, file_id), written
-              in sorted(groups.items()) if (partition, file_id) not in replaced
-              and partition_matches(partition, table, usable, schema)]
+              in sorted(groups.items()) if (partition, file_id) not in replaced and partition in matching]
     try:
         _check_retained(table, rng, commits, missing)
     except HoodieIncrementalRangeError:

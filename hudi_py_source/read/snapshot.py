@@ -15,7 +15,7 @@ from ..config import AS_OF_INSTANT, QUERY_TYPE, READ_METADATA_LISTING, HoodieCon
 from ..storage import Storage
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
-from .plan import ReadPlan, build_plan, full_schema, partition_matches
+from .plan import ReadPlan, build_plan, full_schema, matching_partitions
 from .predicates import Predicate, supports
 from .time_travel import check_readable_as_of, format_query_instant
 
@@ -41,8 +41,7 @@ def plan_snapshot(storage: Storage, cfg: HoodieConfig, predicates: list[Predicat
     usable = [p for p in predicates if supports(p, schema)]
     view = table.fs_view()
     slices: list[FileSlice] = []
-    for partition in view.partitions():
-        if partition_matches(partition, table, usable, schema):
-            slices.extend(view.latest_file_slices(partition, as_of=as_of))
+    for partition in matching_partitions(view.partitions(), table, usable, schema):
+        slices.extend(view.latest_file_slices(partition, as_of=as_of))
     return build_plan(table, cfg, schema, usable, slices, merge_logs, as_of,
                       f"{query_type} query as of {as_of or 'the latest instant'}")

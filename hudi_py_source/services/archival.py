@@ -445,12 +445,15 @@ def archive(storage: Storage, options: dict[str, Any] | HoodieConfig | None = No
 
 def _archive_metadata_table(storage: Storage, cfg: HoodieConfig) -> None:
     """The metadata table's own timeline, archived with Hudi's bounds for it (keep 20 to 30 commits) and never
-    past the deltacommits its latest compaction has not taken in (`_metadata_bound`)."""
+    past the deltacommits its latest compaction has not taken in (`_metadata_bound`); looked at only when it holds
+    more than 30 (a run interrupted before is finished by the next one that is due)."""
     mdt_cfg = HoodieConfig({KEEP_MIN_COMMITS.key: METADATA_KEEP_MIN_COMMITS,
                             KEEP_MAX_COMMITS.key: METADATA_KEEP_MAX_COMMITS,
                             CLEANER_COMMITS_RETAINED.key: METADATA_KEEP_MIN_COMMITS - 1,
                             COMPACT_MAX_DELTA_COMMITS.key: cfg.get(METADATA_COMPACT_MAX_DELTA_COMMITS)})
-    _archive_into_lsm(HoodieTable.load(metadata_storage(storage)), mdt_cfg)
+    mdt = HoodieTable.load(metadata_storage(storage))
+    if len(mdt.timeline.completed_commits()) > METADATA_KEEP_MAX_COMMITS:
+        _archive_into_lsm(mdt, mdt_cfg)
 
 
 def _delete_markers(storage: Storage, chosen: list[Instant]) -> None:

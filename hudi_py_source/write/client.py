@@ -277,7 +277,7 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
     how = write_mode(mode, exists, storage.base_url)
     if how is None:
         return None
-    table = HoodieTable.load(storage) if exists else None
+    table = HoodieTable.load(storage, metadata_listing=None) if exists else None
     cfg = HoodieConfig(effective_options(table.props if table else None, options))
     version = version_to_write(cfg, table.props if table else None)
     if table is not None:

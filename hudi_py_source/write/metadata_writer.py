@@ -220,7 +220,7 @@ def refuse_unkept_metadata(storage: Storage, change: str, props: TableProperties
                                path=storage.base_url)
     if not rebuilds and has_metadata_table(props) and not MetadataTableWriter(storage).intact():
         raise HoodieTableError(f"{where} is missing or was never completed ({METADATA_PARTITIONS} lists "
-                               f"{FILES_PARTITION}, {METADATA_FOLDER} has no completed instant): write once with "
+                               f"{FILES_PARTITION}, {METADATA_FOLDER} has no table): write once with "
                                "hoodie.metadata.enable unset or true, which rebuilds it, or false, which removes it, "
                                "as Hudi does", path=storage.base_url)
     kept = [p for p in props.metadata_partitions if p != FILES_PARTITION and p not in (dropping or set())]
@@ -252,11 +252,9 @@ class MetadataTableWriter:
         return HoodieTable.load(self.storage)
 
     def intact(self) -> bool:
-        """The metadata table exists and its initialization completed (a crash during `initialize`, e.g. in a
-        restore, leaves neither)."""
-        if not self.storage.exists(PROPERTIES_FILE):
-            return False
-        return bool(self.table().timeline.completed())
+        """The metadata table the data table lists exists (an initialization that did not complete leaves `files`
+        named in flight instead, see `initialize`; one exists call)."""
+        return self.storage.exists(PROPERTIES_FILE)
 
     # --- creation and removal -------------------------------------------------------------------------------
 

@@ -51,9 +51,9 @@ def _logs_of_completed_instant(table: HoodieTable, instant: Instant) -> set[str]
 
 
 def files_of_instant(table: HoodieTable, instant: Instant) -> list[str]:
-    """Files written by an instant: base files its markers name or whose name carries it, the log files
-    behind its APPEND markers and, once completed, those its write stats name (we never append to an
-    existing log, so deleting them is safe)."""
+    """Files written by an instant: base files its markers name or whose name carries it (listed from storage:
+    the metadata table never lists an uncommitted instant's files), the log files behind its APPEND markers and,
+    once completed, those its write stats name (we never append to an existing log, so deleting them is safe)."""
     instant_time = instant.timestamp
     found: set[str] = _logs_of_completed_instant(table, instant) if instant.is_completed else set()
     for marker in WriteMarkers(table.storage, instant_time).list_markers():
@@ -61,7 +61,8 @@ def files_of_instant(table: HoodieTable, instant: Instant) -> list[str]:
             found.update(logs_of_append_marker(table.storage, marker.data_path, instant_time))
         else:
             found.add(marker.data_path)
-    view = table.fs_view()
+    listed = table if not table.metadata_listing else HoodieTable(table.storage, table.props, table.timeline)
+    view = listed.fs_view()
     for partition in view.partitions():
         for info in view.files(partition):
             base = parse_base_file_name(info.name)

@@ -211,7 +211,8 @@ def test_a_restore_rebuilds_the_metadata_table(tmp_path: Path) -> None:
 @pytest.mark.parametrize("execute", [execute_compaction, execute_clustering, execute_restore])
 def test_a_listed_but_missing_metadata_table_refuses_services(tmp_path: Path, execute: Any) -> None:
     """A plan scheduled before hoodie.properties came to list a metadata table that is not there is not run:
-    readers would list files through a table that does not exist."""
+    readers would list files through a table that does not exist. A restore, which rebuilds the metadata table
+    anyway, runs and rebuilds it."""
     url = tmp_path / "t"
     opts = options(MOR, **{"hoodie.clean.automatic": "false", "hoodie.parquet.small.file.limit": "0"})
     Table(str(url)).write(batch(["a", "b"], [1, 1], ["A0", "B0"]), opts)
@@ -225,6 +226,11 @@ def test_a_listed_but_missing_metadata_table_refuses_services(tmp_path: Path, ex
                                                          .timeline.completed_commits()[0].timestamp)}[execute]()
     assert planned is not None
     TableProperties.load(storage).update(storage, {"hoodie.table.metadata.partitions": "files"})
+    if execute is execute_restore:
+        execute(storage, planned)
+        assert Table(str(url)).validate_metadata() == []
+        assert rows(Table(str(url)).read()) == [("a", 1, "A0"), ("b", 1, "B0")]
+        return
     before = files_under(url)
     with pytest.raises(HoodieTableError, match="its metadata table is missing or was never completed .* write once "
                                                "with hoodie.metadata.enable unset or true, which rebuilds it"):
