@@ -11,7 +11,10 @@ Each run, whichever the direction:
    (timeline/archive_migration.py: `.hoodie/archived` log files to the LSM timeline and back);
 4. publishes the new version by rewriting hoodie.properties (the backup protocol of table/properties.py): the
    single write that switches readers from one layout to the other, as Hudi writes hoodie.properties last;
-5. deletes the source layout's files and archived timeline.
+5. deletes the source layout's files and archived timeline;
+6. rebuilds the metadata table in the new version, when the table has one: before step 4 the properties name it
+   as being built (`hoodie.table.metadata.partitions.inflight`), so readers list storage meanwhile and a crash
+   leaves the next writer to rebuild it.
 
 A crash before 4 leaves the table in its old version, read as before (the new layout's files are not read); a
 crash after it leaves the new version complete, with stale files of the old layout step 1 of the next run
@@ -28,14 +31,22 @@ from ..config import ARCHIVAL_BATCH, PAYLOAD_CLASS, WRITE_MERGE_MODE, WRITE_TABL
 from ..errors import HoodieConfigError
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable
+from ..table.mdt import FILES_PARTITION
+from ..table.properties import METADATA_PARTITIONS, TableProperties, finish_interrupted_update
 from ..table.properties import PAYLOAD_CLASS as PAYLOAD_CLASS_KEY
-from ..table.properties import TableProperties, finish_interrupted_update, refuse_metadata_table
 from ..table.properties_v8 import MERGE_MODE, MULTIPLE_BASE_FORMATS
 from ..table.upgrade_properties import LAYOUT_OF_VERSION, property_changes
 from ..timeline.archive_migration import lsm_instants_of, write_layout_1_archive
 from ..timeline.archived import ArchivedTimeline, archive_folder, list_archive_files
 from ..timeline.layout_migration import MovedFile, folder_of_layout, instant_files, to_layout_1, to_layout_2
 from ..timeline.lsm_timeline import table_history_folder, write_archived_instants
+from ..write.metadata_writer import (
+    METADATA_PARTITIONS_INFLIGHT,
+    MetadataTableWriter,
+    has_metadata_table,
+    initializing,
+    refuse_unkept_metadata,
+)
 from ..write.rollback import rollback_failed_writes
 from .compaction import compact, run_compaction
 
@@ -146,8 +157,7 @@ def migrate(storage: Storage, to_version: int, upgrade: bool, options: dict[str,
     options = dict(options or {})
     props = TableProperties.load(storage)
     _check_target(props, to_version, upgrade)
-    refuse_metadata_table(storage, f"an {'upgrade' if upgrade else 'downgrade'}", props,
-                          "which pyhudi's upgrade and downgrade do not convert yet")
+    refuse_unkept_metadata(storage, f"an {'upgrade' if upgrade else 'downgrade'}", props, rebuilds=True)
     _refuse_features(props, to_version)
     layout_changes = LAYOUT_OF_VERSION[to_version] != props.layout_version
     finish_interrupted_update(storage)
@@ -156,6 +166,9 @@ def migrate(storage: Storage, to_version: int, upgrade: bool, options: dict[str,
         return to_version
     _rollback_and_compact(storage, options)
     props = TableProperties.load(storage)
+    rebuild = has_metadata_table(props) or initializing(props)
+    if rebuild:
+        props = props.update(storage, {METADATA_PARTITIONS: "", METADATA_PARTITIONS_INFLIGHT: FILES_PARTITION})
     moved: list[MovedFile] = []
     if layout_changes:
         moved = to_layout_2(storage, props.timeline_timezone) if upgrade else to_layout_1(storage)
@@ -169,6 +182,8 @@ def migrate(storage: Storage, to_version: int, upgrade: bool, options: dict[str,
     props.update(storage, changes.changes, changes.deletes)
     if layout_changes:
         _delete_sources(storage, props, moved)
+    if rebuild:
+        MetadataTableWriter(storage).initialize(HoodieTable.load(storage))
     LOG.info("%s moved from table version %d to %d", storage.base_url, props.version, to_version)
     return to_version
 

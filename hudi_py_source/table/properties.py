@@ -41,7 +41,6 @@ DROP_PARTITION_COLUMNS = "hoodie.datasource.write.drop.partition.columns"
 CREATE_SCHEMA = "hoodie.table.create.schema"
 CHECKSUM = "hoodie.table.checksum"
 METADATA_PARTITIONS = "hoodie.table.metadata.partitions"
-METADATA_TABLE_PROPERTIES = ".hoodie/metadata/.hoodie/hoodie.properties"
 
 DEFAULT_PAYLOAD_CLASS = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
 DEFAULT_MERGER_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
@@ -541,26 +540,6 @@ def _recover(storage: Storage) -> TableProperties:
         storage.delete(BACKUP_FILE)
     assert current is not None
     return current
-
-
-def refuse_metadata_table(storage: Storage, change: str, props: TableProperties | None = None,
-                          why: str = "which pyhudi does not update yet") -> None:
-    """Refuse `change` to a table that has a metadata table (`props`: the table's properties, when loaded),
-    `why` saying what pyhudi lacks: readers that list files through it (Apache Hudi does by default) would not
-    see the change, or would list files it removed. Reading such a table stays allowed."""
-    props = props if props is not None else TableProperties.load(storage)
-    if props.metadata_partitions:
-        found = f"{METADATA_PARTITIONS}={','.join(props.metadata_partitions)} in {PROPERTIES_FILE}"
-    elif storage.exists(METADATA_TABLE_PROPERTIES):
-        found = f"{METADATA_TABLE_PROPERTIES} exists"
-    else:
-        return
-    raise HoodieTableError(
-        f"refusing {change} on {storage.base_url}: the table has a metadata table ({found}), {why}, so readers "
-        "that list files through it (Apache Hudi, by default) would not see the change. Disable the metadata "
-        "table first (write once with hoodie.metadata.enable=false, which deletes it, as Apache Hudi does); "
-        "reading the table works as it is"
-    )
 
 
 def init_table_layout(storage: Storage, props: TableProperties) -> TableProperties:

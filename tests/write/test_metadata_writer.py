@@ -272,3 +272,26 @@ def test_a_restore_rebuilds_the_metadata_table(tmp_path: Path, version: int, tab
     assert id_to_ts(hudi_rs_read(path)) == saved
     Table(path).write(rows([9], 30), {**options("upsert", version), **write})
     assert Table(path).validate_metadata() == []
+
+
+@pytest.mark.parametrize("table_type", [COW, MOR])
+def test_upgrade_and_downgrade_rebuild_the_metadata_table_in_the_new_version(tmp_path: Path, table_type: str) -> None:
+    path = str(tmp_path / "t")
+    write = {**METADATA, **EVENT_TIME[6], "hoodie.datasource.write.table.type": table_type}
+    model: dict[str, int] = {}
+    for n, ids in enumerate([range(6), [0, 7], [1, 8]]):
+        Table(path).write(rows(list(ids), n + 1), {**options("upsert", 6), **write})
+        apply_write(model, "upsert", ids, n + 1, {})
+    Table(path).upgrade(9)
+    mdt = HoodieTable.load(Storage(path).within(".hoodie/metadata"))
+    assert (mdt.props.version, mdt.props.layout_version) == (9, 2)
+    assert_in_step(path, model, "after the upgrade")
+    Table(path).write(rows([2, 9], 10), {**options("upsert", 9), **METADATA,
+                                        "hoodie.datasource.write.table.type": table_type})
+    apply_write(model, "upsert", [2, 9], 10, {})
+    assert_in_step(path, model, "after a write on version 9")
+    Table(path).downgrade(6)
+    mdt = HoodieTable.load(Storage(path).within(".hoodie/metadata"))
+    assert (mdt.props.version, mdt.props.layout_version) == (6, 1)
+    assert Table(path).validate_metadata() == []
+    assert id_to_ts(Table(path).read()) == model
