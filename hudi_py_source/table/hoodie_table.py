@@ -58,8 +58,8 @@ class HoodieTable:
     def load(cls, storage: Storage, metadata_listing: bool | None = False) -> HoodieTable:
         """The table at `storage`: hoodie.properties (its absence: not a Hudi table) and the active timeline.
         `metadata_listing` lists the table's files from its metadata table's `files` partition instead of
-        storage; None chooses it when the table has one and is of version 8 or 9, as Hudi's readers do (writers
-        list storage: a rollback must see the files of the instants the metadata table never listed)."""
+        storage; None chooses it when the table has one and is of version 8 or 9, as Hudi's readers and writers do
+        (a rollback still lists storage: the metadata table never lists an uncommitted instant's files)."""
         props = TableProperties.load(storage)
         version = props.version
         if version not in (6, 8, 9):

@@ -186,10 +186,10 @@ def prepare_metadata_table(table: HoodieTable, cfg: HoodieConfig, change: str) -
                     table.storage.base_url)
         MetadataTableWriter(table.storage).initialize(table)
         table = table.reload()
-    unkept = [p for p in props.metadata_partitions if p != FILES_PARTITION]
+    unkept = [p for p in table.props.metadata_partitions if p != FILES_PARTITION]
     droppable = [p for p in unkept if p in _DROPPABLE and cfg.is_set(_DROPPABLE[p]) and not cfg.get(_DROPPABLE[p])]
     if droppable:
-        refuse_unkept_metadata(table.storage, change, props, set(droppable))
+        refuse_unkept_metadata(table.storage, change, table.props, set(droppable))
         _drop_partitions(table, droppable)
         table = table.reload()
     if has_metadata_table(table.props) and not MetadataTableWriter(table.storage).intact():

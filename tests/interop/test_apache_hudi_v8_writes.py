@@ -1,4 +1,5 @@
-"""Apache Hudi 1.2.0 itself judges the version 8 and 9 copy-on-write tables pyhudi writes.
+"""Apache Hudi 1.2.0 itself judges the version 8 and 9 copy-on-write tables pyhudi writes, with their metadata
+table.
 
 pyhudi writes a table of each version through every operation (tests/test_write_v8.py's history: bulk_insert,
 insert, upsert, delete, insert_overwrite, delete_partition, an inline clean); Apache Hudi 1.2.0 reads its snapshot
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 from apache_hudi.client import run_apache_hudi
 from support.interop import assert_same_rows_as_apache
+from support.oracles import hudi_rs_read
 from support.v8_writes import HISTORY, VERSIONS, id_to_ts, options, rows
 
 from hudi_py_source import Table
@@ -22,6 +24,12 @@ pytestmark = pytest.mark.apache_hudi
 
 CALL_TIMEOUT_SECONDS = 300
 APACHE_UPSERT = [0, 5, 11]
+# pyhudi keeps the metadata table (compacted every third deltacommit) through the history; Apache Hudi reads
+# through it and goes on writing it (its other partitions off, which pyhudi does not write).
+METADATA = {"hoodie.metadata.enable": "true", "hoodie.metadata.compact.max.delta.commits": "3"}
+APACHE_METADATA = {"hoodie.metadata.enable": "true", "hoodie.metadata.index.column.stats.enable": "false",
+                   "hoodie.metadata.index.partition.stats.enable": "false",
+                   "hoodie.metadata.record.index.enable": "false"}
 
 
 @pytest.fixture(scope="module")
@@ -33,11 +41,10 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, Any]
         path = root / f"v{version}"
         table = Table(str(path))
         for index, (operation, ids, data_version, extra) in enumerate(HISTORY):
-            table.write(rows(list(ids), data_version), options(operation, version, **extra),
+            table.write(rows(list(ids), data_version), {**options(operation, version, **extra), **METADATA},
                         "overwrite" if index == 0 else "append")
-        out[version] = {"path": path, "pyhudi": table.read()}
-        apache_options = {**options("upsert", version), "hoodie.metadata.enable": "false",
-                          "hoodie.write.auto.upgrade": "false"}
+        out[version] = {"path": path, "pyhudi": table.read(), "in_step": table.validate_metadata()}
+        apache_options = {**options("upsert", version), **APACHE_METADATA, "hoodie.write.auto.upgrade": "false"}
         steps += [{"op": "read", "path": str(path), "query": "snapshot"},
                   {"op": "write", "path": str(path), "data": rows(APACHE_UPSERT, 9), "options": apache_options},
                   {"op": "read", "path": str(path), "query": "snapshot"}]
@@ -45,12 +52,22 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, Any]
     for index, version in enumerate(VERSIONS):
         out[version]["apache"], _, out[version]["apache_after"] = results[3 * index:3 * index + 3]
         out[version]["pyhudi_after"] = Table(str(out[version]["path"])).read()
+        out[version]["in_step_after"] = Table(str(out[version]["path"])).validate_metadata()
     return out
 
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_apache_hudi_12_reads_pyhudi_table(judged: dict[int, dict[str, Any]], version: int) -> None:
     assert_same_rows_as_apache(judged[version]["apache"], judged[version]["pyhudi"])
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_metadata_table_stays_in_step_under_both_writers(judged: dict[int, dict[str, Any]], version: int) -> None:
+    assert judged[version]["in_step"] == []
+    assert judged[version]["in_step_after"] == []
+    properties = (judged[version]["path"] / ".hoodie" / "hoodie.properties").read_text()
+    assert "hoodie.table.metadata.partitions=files\n" in properties
+    assert id_to_ts(hudi_rs_read(str(judged[version]["path"]))) == id_to_ts(judged[version]["pyhudi_after"])
 
 
 @pytest.mark.parametrize("version", VERSIONS)
