@@ -22,6 +22,9 @@ from __future__ import annotations
 import io
 import json
 import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -204,12 +207,47 @@ def read_files_partition(storage: Storage, props: TableProperties, data_timeline
     if not slices:
         raise HoodieTableError(f"{storage.base_url}: the metadata table has no file slice in its "
                                f"{FILES_PARTITION} partition", path=storage.url(METADATA_FOLDER))
-    state = FilesPartition()
     valid = valid_instants(data_timeline, timeline)
     completed = frozenset(i.timestamp for i in timeline.completed())
-    for file_slice in sorted(slices, key=lambda s: s.file_id):
+    ordered = sorted(slices, key=lambda s: s.file_id)
+    files = tuple((f.path, f.size) for s in ordered for f in ([s.base_file] if s.base_file else []) + s.log_files)
+    key = (mdt.base_url, files, valid, completed, timeline.timeline_start())
+    cached = _MERGED.get(key)
+    if cached is not None:
+        return cached
+    state = FilesPartition()
+    for file_slice in ordered:
         merge_slice(mdt, file_slice, state, LogScan(valid, completed, timeline.timeline_start()))
+    _MERGED.put(key, state)
     return state
+
+
+class _MergedStates:
+    """The last few merged `files` partitions, by everything they were merged from: the metadata files (named
+    once, never rewritten: a name and size are their content) and the instants that count. A read planned again
+    on an unchanged table skips decoding the HFiles; any new deltacommit, rollback or compaction changes the key.
+    Callers only read the state."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._states: OrderedDict[Hashable, FilesPartition] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> FilesPartition | None:
+        with self._lock:
+            state = self._states.get(key)
+            if state is not None:
+                self._states.move_to_end(key)
+            return state
+
+    def put(self, key: Hashable, state: FilesPartition) -> None:
+        with self._lock:
+            self._states[key] = state
+            while len(self._states) > self.capacity:
+                self._states.popitem(last=False)
+
+
+_MERGED = _MergedStates(capacity=16)
 
 
 def _named(rel: str) -> str:
