@@ -237,9 +237,22 @@ METADATA_BLOOM_FILTER_ENABLE = define(
     supported=(False,), unsupported="pyhudi does not write the bloom_filters partition yet")
 METADATA_RECORD_INDEX_ENABLE = define(
     "hoodie.metadata.record.index.enable", False, bool,
-    "The metadata table's record_index partition. false removes an existing one, as Hudi does.",
-    supported=(False,), unsupported="pyhudi does not write the record_index partition yet",
+    "The metadata table's record_index partition (every record key's file group): true builds it (and the metadata "
+    "table) when missing and keeps it in step; false removes an existing one, as Hudi does. "
+    "hoodie.index.type=RECORD_INDEX implies true.",
     alternatives=("hoodie.metadata.global.record.level.index.enable",))
+RECORD_INDEX_MIN_FILE_GROUPS = define(
+    "hoodie.metadata.record.index.min.filegroup.count", 10, int,
+    "Fewest file groups of a new record index.", validate=_positive)
+RECORD_INDEX_MAX_FILE_GROUPS = define(
+    "hoodie.metadata.record.index.max.filegroup.count", 10000, int,
+    "Most file groups of a new record index.", validate=_positive)
+RECORD_INDEX_MAX_FILE_GROUP_SIZE = define(
+    "hoodie.metadata.record.index.max.filegroup.size", 1073741824, int,
+    "Bytes a record-index file group is sized for (at 48 bytes a key) when the index is built.", validate=_positive)
+RECORD_INDEX_GROWTH_FACTOR = define(
+    "hoodie.metadata.record.index.growth.factor", 2.0, float,
+    "How many times the table's keys a new record index is sized for.", validate=lambda v: v > 0)
 TIMELINE_TIMEZONE = define("hoodie.table.timeline.timezone", "LOCAL", str,
                            "Time zone of generated instant times.", choices=("LOCAL", "UTC"))
 BASE_FILE_FORMAT = define("hoodie.table.base.file.format", "PARQUET", str, "Base file format.",
@@ -308,14 +321,17 @@ INDEX_TYPE = define("hoodie.index.type", "SIMPLE", str,
                     "How incoming records find their file group (Spark's default is SIMPLE).",
                     choices=("BLOOM", "GLOBAL_BLOOM", "SIMPLE", "GLOBAL_SIMPLE", "BUCKET", "HBASE", "INMEMORY",
                              "FLINK_STATE", "RECORD_INDEX"),
-                    supported=("BLOOM", "GLOBAL_BLOOM", "SIMPLE", "GLOBAL_SIMPLE", "BUCKET"),
-                    unsupported="pyhudi's indexes are BLOOM, GLOBAL_BLOOM, SIMPLE, GLOBAL_SIMPLE and BUCKET")
+                    supported=("BLOOM", "GLOBAL_BLOOM", "SIMPLE", "GLOBAL_SIMPLE", "BUCKET", "RECORD_INDEX"),
+                    unsupported="pyhudi's indexes are BLOOM, GLOBAL_BLOOM, SIMPLE, GLOBAL_SIMPLE, BUCKET and "
+                                "RECORD_INDEX")
 BLOOM_PRUNE_BY_RANGES = define("hoodie.bloom.index.prune.by.ranges", True, bool,
                                "Prune bloom candidates by the min/max record keys in file footers.")
 BLOOM_UPDATE_PARTITION_PATH = define("hoodie.bloom.index.update.partition.path", True, bool,
                                      "GLOBAL_BLOOM: move a record whose partition path changed.")
 SIMPLE_UPDATE_PARTITION_PATH = define("hoodie.simple.index.update.partition.path", True, bool,
                                       "GLOBAL_SIMPLE: move a record whose partition path changed.")
+RECORD_INDEX_UPDATE_PARTITION_PATH = define("hoodie.record.index.update.partition.path", False, bool,
+                                            "RECORD_INDEX: move a record whose partition path changed.")
 BUCKET_NUM_BUCKETS = define("hoodie.bucket.index.num.buckets", 256, int,
                             "Buckets (file groups) per partition of the BUCKET index.", validate=_positive)
 BUCKET_HASH_FIELD = define("hoodie.bucket.index.hash.field", None, str,

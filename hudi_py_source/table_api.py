@@ -26,10 +26,12 @@ from .storage import Storage
 from .table.file_names import write_token
 from .table.hoodie_table import HoodieTable
 from .table.mdt import FILES_PARTITION, metadata_differences
+from .table.record_index import RECORD_INDEX_PARTITION
 from .timeline.archived import ArchivedTimeline
 from .timeline.instant import Instant
 from .timeline.lsm_timeline import LSMArchivedTimeline, load_archived_timeline
 from .write.client import abort_write, commit_write, start_write, write_task
+from .write.record_index_changes import index_differences
 
 Data: TypeAlias = pa.Table | pa.RecordBatch | Iterable[pa.RecordBatch]
 
@@ -150,13 +152,18 @@ class Table:
         return downgrade_table(self.storage, to_version, options)
 
     def validate_metadata(self) -> list[str]:
-        """Every difference between the metadata table's file listing and storage (see
-        table/mdt.metadata_differences); empty when they agree. A table without one has nothing to check."""
+        """Every difference between the metadata table and the data table: its file listing against storage (see
+        table/mdt.metadata_differences) and its record index against the keys a snapshot reads (see
+        write/record_index_changes.index_differences); empty when they agree. A table without one has nothing to
+        check."""
         table = self.hoodie_table()
         if FILES_PARTITION not in table.props.metadata_partitions:
             raise HoodieTableError(f"{self.storage.base_url} has no metadata table to validate",
                                    path=self.storage.base_url)
-        return metadata_differences(self.storage, table.props, table.timeline)
+        found = metadata_differences(self.storage, table.props, table.timeline)
+        if RECORD_INDEX_PARTITION in table.props.metadata_partitions:
+            found += index_differences(table)
+        return found
 
     def hoodie_table(self) -> HoodieTable:
         return HoodieTable.load(self.storage)

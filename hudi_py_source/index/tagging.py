@@ -1,7 +1,7 @@
 """Tagging (write step 3): which existing file group holds each incoming record key.
 
-`tag` dispatches to the index `hoodie.index.type` names (bloom, simple, bucket; their inputs and answer are
-in `index.locations`), and `partition_moves` turns a global index's answer into what the write does with
+`tag` dispatches to the index `hoodie.index.type` names (bloom, simple, bucket, record index; their inputs and
+answer are in `index.locations`), and `partition_moves` turns a global index's answer into what the write does with
 each record: insert, update in place, or move between partitions.
 """
 
@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from ..config import INDEX_TYPE, HoodieConfig
 from ..errors import HoodieKeyError
 from ..storage import Storage
-from . import bloom_index, bucket_index, simple_index
+from . import bloom_index, bucket_index, record_index, simple_index
 from .locations import CandidateFile, KeyReader, Tagging, read_record_keys
 
 
@@ -35,6 +35,8 @@ def tag(index_type: str, storage: Storage, keys: pa.Array, partition_paths: pa.A
     if kind in ("BLOOM", "GLOBAL_BLOOM"):
         return bloom_index.tag_bloom(storage, keys, partition_paths, candidates, config,
                                      is_global=kind == "GLOBAL_BLOOM", key_reader=key_reader)
+    if kind == "RECORD_INDEX":
+        return record_index.tag_record_index(storage, keys)
     if kind in ("SIMPLE", "GLOBAL_SIMPLE"):
         return simple_index.tag_simple(storage, keys, partition_paths, candidates,
                                        is_global=kind == "GLOBAL_SIMPLE", key_reader=key_reader)

@@ -109,9 +109,9 @@ class FilesPartition:
 
     def apply(self, reader: HFileReader) -> None:
         """Merge every record of an HFile (a base file or a log's HFILE_DATA_BLOCK) into the state."""
-        schema = _parsed_schema(reader)
+        schema = parsed_schema(reader)
         for key, value in reader.items():
-            record = _decode(reader, schema, value)
+            record = decode_record(reader, schema, value)
             listing = {name: (int(info["size"]), bool(info["isDeleted"]))
                        for name, info in (record.get("filesystemMetadata") or {}).items()}
             name = key.decode()
@@ -127,7 +127,7 @@ class FilesPartition:
         return sorted((name, size) for name, (size, deleted) in self.records.get(key, {}).items() if not deleted)
 
 
-def _parsed_schema(reader: HFileReader) -> Any:
+def parsed_schema(reader: HFileReader) -> Any:
     text = reader.schema()
     if text is None:
         raise HoodieCorruptedDataError(f"HFile {reader.path} has no Avro schema in its file info", path=reader.path)
@@ -138,7 +138,7 @@ def _parsed_schema(reader: HFileReader) -> Any:
                                        path=reader.path) from exc
 
 
-def _decode(reader: HFileReader, schema: Any, value: bytes) -> dict[str, Any]:
+def decode_record(reader: HFileReader, schema: Any, value: bytes) -> dict[str, Any]:
     try:
         record = fastavro.schemaless_reader(io.BytesIO(value), schema)
     except (ValueError, EOFError, IndexError, KeyError, UnicodeDecodeError, TypeError) as exc:

@@ -18,9 +18,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import fastavro
+import pyarrow as pa
 
 from ..io.bloom import new_bloom_filter
-from ..io.hfile import write_hfile
+from ..io.hfile import write_hfile_columnar
 
 NAMESPACE = "org.apache.hudi.avro.model"
 PARTITION_LIST = 1
@@ -122,17 +123,23 @@ def encode_files_record(key: str, listing: Mapping[str, Entry], base_file_name: 
 
 def files_hfile(records: Mapping[str, Listing], base_file: bool, file_name: str | None = None,
                 create_time: int = 0) -> bytes:
-    """An HFile of `files` records sorted by key: a log block's content, or a base file, which Hudi also gives a
-    bloom filter of its keys and their range. A compaction's values name their base file (`file_name`); the
-    initializing bulk insert's do not."""
+    """An HFile of `files` records sorted by key: a log block's content, or a base file. A compaction's values
+    name their base file (`file_name`); the initializing bulk insert's do not."""
     keys = sorted(records)
-    entries = [(key.encode(), encode_files_record(key, records[key], file_name)) for key in keys]
+    values = [encode_files_record(key, records[key], file_name) for key in keys]
+    return metadata_hfile(pa.array([k.encode() for k in keys], pa.large_binary()),
+                          pa.array(values, pa.large_binary()), base_file, create_time)
+
+
+def metadata_hfile(keys: pa.Array, values: pa.Array, base_file: bool, create_time: int = 0) -> bytes:
+    """An HFile of metadata records (keys sorted): a log block's content, or a base file, which Hudi also gives
+    a bloom filter of its keys and their range."""
     info = {b"schema": RECORD_SCHEMA_JSON.encode()}
     metas: dict[str, bytes] = {}
-    if base_file and keys:
+    if base_file and len(keys):
         bloom = new_bloom_filter(BLOOM_TYPE, BLOOM_ENTRIES, BLOOM_FPP, BLOOM_MAX_ENTRIES)
-        bloom.add_keys(keys)
+        bloom.add_keys(keys.cast(pa.large_string()))
         metas["bloomFilter"] = bloom.serialize().encode()
-        info.update({b"bloomFilterTypeCode": BLOOM_TYPE.encode(), b"minRecordKey": keys[0].encode(),
-                     b"maxRecordKey": keys[-1].encode()})
-    return write_hfile(entries, file_info=info, meta_blocks=metas, create_time=create_time)
+        info.update({b"bloomFilterTypeCode": BLOOM_TYPE.encode(), b"minRecordKey": keys[0].as_py(),
+                     b"maxRecordKey": keys[-1].as_py()})
+    return write_hfile_columnar(keys, values, file_info=info, meta_blocks=metas, create_time=create_time)

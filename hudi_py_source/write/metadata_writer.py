@@ -37,21 +37,30 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from ..config import (
+    INDEX_TYPE,
     METADATA_BLOOM_FILTER_ENABLE,
     METADATA_COLUMN_STATS_ENABLE,
     METADATA_ENABLE,
     METADATA_PARTITION_STATS_ENABLE,
     METADATA_RECORD_INDEX_ENABLE,
+    RECORD_INDEX_GROWTH_FACTOR,
+    RECORD_INDEX_MAX_FILE_GROUP_SIZE,
+    RECORD_INDEX_MAX_FILE_GROUPS,
+    RECORD_INDEX_MIN_FILE_GROUPS,
     HoodieConfig,
     list_fields,
 )
 from ..errors import HoodieTableError
-from ..io.log_blocks import BlockType, HeaderKey, encode_block
+from ..io.log_blocks import BlockType, HeaderKey, encode_block, encode_delete_block
 from ..io.log_format import read_log_file, write_log_file
 from ..storage import Storage
 from ..table.file_listing import StorageListing
 from ..table.file_names import make_base_file_name, make_log_file_name, parse_log_file_name
+from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
 from ..table.mdt import (
     FILES_PARTITION,
@@ -70,6 +79,7 @@ from ..table.metadata_records import (
     WRITE_SCHEMA_JSON,
     Listing,
     files_hfile,
+    metadata_hfile,
 )
 from ..table.partition_metadata import write_partition_metadata
 from ..table.properties import (
@@ -80,17 +90,30 @@ from ..table.properties import (
     TableProperties,
     init_table_layout,
 )
+from ..table.record_index import (
+    RECORD_INDEX_PARTITION,
+    RecordIndex,
+    encode_location,
+    estimate_file_groups,
+    file_group_indexes,
+    instant_millis,
+)
+from ..table.record_index import file_group_id as record_index_file_group
 from ..timeline import avro_models
 from ..timeline.active import ActiveTimeline
 from ..timeline.commit_metadata import CommitMetadata, WriteStat
 from ..timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, Instant
 from .instant_rollback import rollback_files
+from .record_index_changes import RecordIndexChange, entries_of_table
 
 LOG = logging.getLogger("hudi_py_source.metadata_table")
 
 FILE_GROUP = "files-0000-0"
 INIT_INSTANT = "00000000000000000"  # Hudi 1.x; Hudi 0.14/0.15 (table version 6) initialize at ...010
 INIT_INSTANT_V6 = "00000000000000010"
+# The record index's initialization follows the files partition's (Hudi numbers the partitions it builds).
+RECORD_INDEX_INIT_INSTANT = "00000000000000001"
+RECORD_INDEX_INIT_INSTANT_V6 = "00000000000000011"
 COMPACTION_SUFFIX_V6 = "001"  # Hudi 0.x compacts the metadata table at its latest deltacommit's time + 001
 WRITE_TOKEN = "0-0-0"
 METADATA_PARTITIONS_INFLIGHT = "hoodie.table.metadata.partitions.inflight"
@@ -163,28 +186,76 @@ def initializing(props: TableProperties) -> bool:
     return FILES_PARTITION in list_fields(props.get(METADATA_PARTITIONS_INFLIGHT))
 
 
-# The metadata partitions pyhudi does not write, and the option whose explicit false removes each, as Hudi's
-# writer removes a partition its configuration disables.
+# The metadata partitions a writer removes when their option is explicitly false, as Hudi's writer removes a
+# partition its configuration disables.
 _DROPPABLE = {"column_stats": METADATA_COLUMN_STATS_ENABLE, "partition_stats": METADATA_PARTITION_STATS_ENABLE,
               "bloom_filters": METADATA_BLOOM_FILTER_ENABLE, "record_index": METADATA_RECORD_INDEX_ENABLE}
+# The metadata partitions pyhudi keeps in step.
+_KEPT = frozenset({FILES_PARTITION, RECORD_INDEX_PARTITION})
+
+
+def wants_record_index(cfg: HoodieConfig) -> bool:
+    return bool(cfg.get(METADATA_RECORD_INDEX_ENABLE)) or cfg.get(INDEX_TYPE) == "RECORD_INDEX"
+
+
+@dataclass(frozen=True)
+class IndexSizing:
+    """How many file groups a new record index gets (hoodie.metadata.record.index.*)."""
+
+    min_groups: int = 10
+    max_groups: int = 10000
+    growth_factor: float = 2.0
+    max_group_bytes: int = 1 << 30
+
+    @classmethod
+    def of(cls, cfg: HoodieConfig) -> IndexSizing:
+        return cls(cfg.get(RECORD_INDEX_MIN_FILE_GROUPS), cfg.get(RECORD_INDEX_MAX_FILE_GROUPS),
+                   cfg.get(RECORD_INDEX_GROWTH_FACTOR), cfg.get(RECORD_INDEX_MAX_FILE_GROUP_SIZE))
+
+    def groups(self, records: int) -> int:
+        return estimate_file_groups(records, self.min_groups, self.max_groups, self.growth_factor,
+                                    self.max_group_bytes)
+
+
+def kept_index(props: TableProperties) -> IndexSizing | None:
+    """A rebuild of the metadata table (restore, upgrade) builds the record index again when the table had one."""
+    listed = props.metadata_partitions + list_fields(props.get(METADATA_PARTITIONS_INFLIGHT))
+    return IndexSizing() if RECORD_INDEX_PARTITION in listed else None
+
+
+def _refuse_record_index(table: HoodieTable, cfg: HoodieConfig) -> None:
+    if cfg.is_set(METADATA_ENABLE) and not cfg.get(METADATA_ENABLE):
+        raise HoodieTableError(f"{table.storage.base_url}: the record index lives in the metadata table; "
+                               f"{METADATA_ENABLE.key}=false contradicts {METADATA_RECORD_INDEX_ENABLE.key}=true or "
+                               f"{INDEX_TYPE.key}=RECORD_INDEX", path=table.storage.base_url)
+    if not table.props.populate_meta_fields:
+        raise HoodieTableError(f"{table.storage.base_url}: pyhudi builds the record index from the "
+                               f"_hoodie_record_key column, which a table with hoodie.populate.meta.fields=false "
+                               "leaves empty", path=table.storage.base_url)
 
 
 def prepare_metadata_table(table: HoodieTable, cfg: HoodieConfig, change: str) -> HoodieTable:
     """Before `change` (a write) starts: the metadata table as the options want it.
 
-    hoodie.metadata.enable=false removes it; true creates it when missing; unset keeps what the table has. A
-    partition pyhudi cannot keep in step is removed when its option is explicitly false, and otherwise refuses
+    hoodie.metadata.enable=false removes it; true creates it when missing; unset keeps what the table has. The
+    record index is built when wanted (hoodie.metadata.record.index.enable or hoodie.index.type=RECORD_INDEX).
+    A partition pyhudi cannot keep in step is removed when its option is explicitly false, and otherwise refuses
     the change (readers would miss what it writes)."""
     props = table.props
+    index_wanted = wants_record_index(cfg)
+    if index_wanted:
+        _refuse_record_index(table, cfg)
     if cfg.is_set(METADATA_ENABLE) and not cfg.get(METADATA_ENABLE):
         if props.metadata_partitions or initializing(props) or table.storage.exists(METADATA_FOLDER):
             MetadataTableWriter(table.storage).drop(props)
             return table.reload()
         return table
+    sizing = IndexSizing.of(cfg)
+    had_index = kept_index(props) is not None
     if initializing(props):
         LOG.warning("%s: the initialization of its metadata table did not finish: starting it again",
                     table.storage.base_url)
-        MetadataTableWriter(table.storage).initialize(table)
+        MetadataTableWriter(table.storage).initialize(table, sizing if had_index else None)
         table = table.reload()
     unkept = [p for p in table.props.metadata_partitions if p != FILES_PARTITION]
     droppable = [p for p in unkept if p in _DROPPABLE and cfg.is_set(_DROPPABLE[p]) and not cfg.get(_DROPPABLE[p])]
@@ -195,11 +266,20 @@ def prepare_metadata_table(table: HoodieTable, cfg: HoodieConfig, change: str) -
     if has_metadata_table(table.props) and not MetadataTableWriter(table.storage).intact():
         LOG.warning("%s lists a metadata table that is missing or was never completed: rebuilding it from storage, "
                     "as Hudi does", table.storage.base_url)
-        MetadataTableWriter(table.storage).initialize(table)
+        keep_index = RECORD_INDEX_PARTITION in table.props.metadata_partitions
+        MetadataTableWriter(table.storage).initialize(table, sizing if keep_index else None)
+        table = table.reload()
+    if RECORD_INDEX_PARTITION in list_fields(table.props.get(METADATA_PARTITIONS_INFLIGHT)) and \
+            has_metadata_table(table.props):
+        LOG.warning("%s: the build of its record index did not finish: starting it again", table.storage.base_url)
+        MetadataTableWriter(table.storage).add_record_index(table, sizing)
         table = table.reload()
     refuse_unkept_metadata(table.storage, change, table.props)
-    if not has_metadata_table(table.props) and cfg.get(METADATA_ENABLE):
-        MetadataTableWriter(table.storage).initialize(table)
+    if not has_metadata_table(table.props) and (cfg.get(METADATA_ENABLE) or index_wanted):
+        MetadataTableWriter(table.storage).initialize(table, sizing if index_wanted else None)
+        table = table.reload()
+    elif index_wanted and RECORD_INDEX_PARTITION not in table.props.metadata_partitions:
+        MetadataTableWriter(table.storage).add_record_index(table, sizing)
         table = table.reload()
     return table
 
@@ -213,7 +293,7 @@ def refuse_unkept_metadata(storage: Storage, change: str, props: TableProperties
     if not props.metadata_partitions and not list_fields(props.get(METADATA_PARTITIONS_INFLIGHT)):
         return
     where = f"refusing {change} on {storage.base_url}: its metadata table"
-    inflight = [p for p in list_fields(props.get(METADATA_PARTITIONS_INFLIGHT)) if p != FILES_PARTITION or not rebuilds]
+    inflight = [p for p in list_fields(props.get(METADATA_PARTITIONS_INFLIGHT)) if p not in _KEPT or not rebuilds]
     if inflight:
         raise HoodieTableError(f"{where} has partitions {', '.join(inflight)} still being built "
                                f"({METADATA_PARTITIONS_INFLIGHT}); let Apache Hudi's indexer finish first",
@@ -223,7 +303,7 @@ def refuse_unkept_metadata(storage: Storage, change: str, props: TableProperties
                                f"{FILES_PARTITION}, {METADATA_FOLDER} has no table): write once with "
                                "hoodie.metadata.enable unset or true, which rebuilds it, or false, which removes it, "
                                "as Hudi does", path=storage.base_url)
-    kept = [p for p in props.metadata_partitions if p != FILES_PARTITION and p not in (dropping or set())]
+    kept = [p for p in props.metadata_partitions if p not in _KEPT and p not in (dropping or set())]
     if kept:
         how = "; ".join(f"{p}: set {_DROPPABLE[p].key}=false to remove it, as Hudi does" if p in _DROPPABLE
                         else f"{p}: drop it with Apache Hudi (DROP INDEX)" for p in kept)
@@ -258,19 +338,21 @@ class MetadataTableWriter:
 
     # --- creation and removal -------------------------------------------------------------------------------
 
-    def initialize(self, data: HoodieTable) -> TableProperties:
-        """Create the metadata table with the `files` partition listed from storage, then list it in the data
-        table's properties (returned). Meanwhile the properties name `files` as being built
+    def initialize(self, data: HoodieTable, record_index: IndexSizing | None = None) -> TableProperties:
+        """Create the metadata table with the `files` partition listed from storage (and, with
+        `record_index`, the record index of every live key, in as many file groups as it sizes), then list it in
+        the data table's properties (returned). Meanwhile the properties name the partitions as being built
         (hoodie.table.metadata.partitions.inflight), not built: readers list storage, and the next writer (or a
         resumed restore) finds an initialization that died and starts it again. Its leftovers go first."""
-        data.props.update(self.data_storage, {METADATA_PARTITIONS: "", METADATA_PARTITIONS_INFLIGHT: FILES_PARTITION})
+        building = [FILES_PARTITION] + ([RECORD_INDEX_PARTITION] if record_index is not None else [])
+        data.props.update(self.data_storage, {METADATA_PARTITIONS: "",
+                                              METADATA_PARTITIONS_INFLIGHT: ",".join(building)})
         if self.data_storage.exists(METADATA_FOLDER):
             self.data_storage.delete_tree(METADATA_FOLDER)
         init_table_layout(self.storage, _metadata_properties(data.props))
         timeline = ActiveTimeline.load(self.storage, data.props.layout_version, data.props.timeline_timezone)
         init = INIT_INSTANT if data.props.version >= 8 else INIT_INSTANT_V6
-        requested = timeline.create_requested(init, DELTA_COMMIT)
-        inflight = timeline.transition_to_inflight(requested)
+        inflight = timeline.transition_to_inflight(timeline.create_requested(init, DELTA_COMMIT))
         records = _listing_of_storage(data).records()
         records.setdefault(ALL_PARTITIONS_KEY, {})
         name = make_base_file_name(FILE_GROUP, WRITE_TOKEN, init, ".hfile")
@@ -281,11 +363,48 @@ class MetadataTableWriter:
         stat = WriteStat(file_id=FILE_GROUP, path=path, prev_commit="null", num_writes=len(records),
                          num_inserts=len(records), total_write_bytes=len(content), partition_path=FILES_PARTITION,
                          file_size_in_bytes=len(content))
-        timeline.complete(inflight, _deltacommit(stat).to_bytes(timeline.layout_version))
+        timeline.complete(inflight, _deltacommit([stat]).to_bytes(timeline.layout_version))
         LOG.info("initialized the metadata table of %s: %d partition(s)", self.data_storage.base_url,
                  len(records) - 1)
-        return data.props.update(self.data_storage, {METADATA_PARTITIONS: FILES_PARTITION,
+        if record_index is not None:
+            self._build_record_index(data, timeline, _record_index_init_instant(data.props, timeline), record_index)
+        return data.props.update(self.data_storage, {METADATA_PARTITIONS: ",".join(building),
                                                      METADATA_PARTITIONS_INFLIGHT: ""})
+
+    def add_record_index(self, data: HoodieTable, sizing: IndexSizing) -> TableProperties:
+        """Build the record index of an existing metadata table (named in flight meanwhile, as `initialize`)."""
+        listed = data.props.metadata_partitions
+        data.props.update(self.data_storage, {METADATA_PARTITIONS_INFLIGHT: RECORD_INDEX_PARTITION})
+        if self.storage.exists(RECORD_INDEX_PARTITION):
+            self.storage.delete_tree(RECORD_INDEX_PARTITION)
+        timeline = self.table().timeline
+        self._build_record_index(data, timeline, _record_index_init_instant(data.props, timeline), sizing)
+        return data.props.update(self.data_storage, {
+            METADATA_PARTITIONS: ",".join([*listed, RECORD_INDEX_PARTITION]), METADATA_PARTITIONS_INFLIGHT: ""})
+
+    def _build_record_index(self, data: HoodieTable, timeline: ActiveTimeline, instant: str,
+                            sizing: IndexSizing) -> None:
+        """A deltacommit writing one base HFile per record-index file group, of every live key of the table."""
+        inflight = timeline.transition_to_inflight(timeline.create_requested(instant, DELTA_COMMIT))
+        write_partition_metadata(self.storage, RECORD_INDEX_PARTITION, instant)
+        puts = entries_of_table(data).puts()
+        groups = sizing.groups(puts.num_rows)
+        owner = file_group_indexes(puts.column("key").combine_chunks(), groups)
+        utc = data.props.timeline_timezone.upper() == "UTC"
+        stats = []
+        for index in range(groups):
+            rows = _sorted_by_key(puts.filter(pa.array(owner == index)))
+            file_id = record_index_file_group(index)
+            path = f"{RECORD_INDEX_PARTITION}/{make_base_file_name(file_id, WRITE_TOKEN, instant, '.hfile')}"
+            content = metadata_hfile(rows.column("key").cast(pa.large_binary()), _location_values(rows, utc),
+                                     base_file=True)
+            self.storage.write_bytes(path, content)
+            stats.append(WriteStat(file_id=file_id, path=path, prev_commit="null", num_writes=rows.num_rows,
+                                   num_inserts=rows.num_rows, total_write_bytes=len(content),
+                                   partition_path=RECORD_INDEX_PARTITION, file_size_in_bytes=len(content)))
+        timeline.complete(inflight, _deltacommit(stats).to_bytes(timeline.layout_version))
+        LOG.info("built the record index of %s: %d keys in %d file groups", self.data_storage.base_url,
+                 puts.num_rows, groups)
 
     def drop(self, props: TableProperties) -> None:
         """Remove the metadata table, as a Hudi writer with hoodie.metadata.enable=false does: the data table's
@@ -297,8 +416,10 @@ class MetadataTableWriter:
 
     # --- updates --------------------------------------------------------------------------------------------
 
-    def commit(self, instant_time: str, change: FilesChange, data_timeline: ActiveTimeline) -> None:
-        """Apply `change` as deltacommit `instant_time` (compacting first when due)."""
+    def commit(self, instant_time: str, change: FilesChange, data_timeline: ActiveTimeline,
+               index_change: RecordIndexChange | None = None) -> None:
+        """Apply `change` (and `index_change` to the record index) as deltacommit `instant_time` (compacting
+        first when due)."""
         mdt = self.table()
         if mdt.timeline.find(instant_time) is not None:
             self.rollback(instant_time, mdt.timeline.new_instant_time(mdt.props.timeline_timezone))
@@ -306,20 +427,53 @@ class MetadataTableWriter:
         mdt = self._compact_if_due(mdt, data_timeline, instant_time)
         timeline = mdt.timeline
         inflight = timeline.transition_to_inflight(timeline.create_requested(instant_time, DELTA_COMMIT))
-        latest = mdt.fs_view().latest_file_slices(FILES_PARTITION)[0]
-        base = latest.base_file.name if latest.base_file is not None else None
-        name, version = _new_log_name(mdt, instant_time, latest.base_instant)
-        path = f"{FILES_PARTITION}/{name}"
         records = change.records()
         block = encode_block(BlockType.HFILE_DATA_BLOCK,
                              {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: RECORD_SCHEMA_JSON},
                              files_hfile(records, base_file=False))
-        written = write_log_file(self.storage, path, [block])
-        stat = WriteStat(file_id=FILE_GROUP, path=path, prev_commit=instant_time, num_writes=len(records),
-                         num_update_writes=len(records), total_write_bytes=written.size,
-                         partition_path=FILES_PARTITION, file_size_in_bytes=written.size,
-                         log_version=version, log_offset=0, base_file=base or "", log_files=[name])
-        timeline.complete(inflight, _deltacommit(stat).to_bytes(timeline.layout_version))
+        stats = [self._append(mdt, FILES_PARTITION, mdt.fs_view().latest_file_slices(FILES_PARTITION)[0],
+                              instant_time, [block], len(records))]
+        if index_change is not None and not index_change.empty():
+            utc = mdt.props.timeline_timezone.upper() == "UTC"
+            stats += self._append_record_index(mdt, instant_time, index_change, utc)
+        timeline.complete(inflight, _deltacommit(stats).to_bytes(timeline.layout_version))
+
+    def _append(self, mdt: HoodieTable, partition: str, latest: FileSlice, instant_time: str, blocks: list[bytes],
+                records: int) -> WriteStat:
+        """One new log file of a file group's latest slice holding `blocks`; its write stat."""
+        base = latest.base_file.name if latest.base_file is not None else None
+        name, version = _new_log_name(mdt, partition, latest.file_id, instant_time, latest.base_instant)
+        path = f"{partition}/{name}"
+        written = write_log_file(self.storage, path, blocks)
+        return WriteStat(file_id=latest.file_id, path=path, prev_commit=instant_time, num_writes=records,
+                         num_update_writes=records, total_write_bytes=written.size, partition_path=partition,
+                         file_size_in_bytes=written.size, log_version=version, log_offset=0, base_file=base or "",
+                         log_files=[name])
+
+    def _append_record_index(self, mdt: HoodieTable, instant_time: str, change: RecordIndexChange,
+                             utc: bool) -> list[WriteStat]:
+        """A log file in each record-index file group the change touches: its puts in an HFILE_DATA_BLOCK, its
+        deletes in a DELETE_BLOCK."""
+        slices = sorted(mdt.fs_view().latest_file_slices(RECORD_INDEX_PARTITION), key=lambda s: s.file_id)
+        puts, deletes = change.puts(), change.deletes()
+        put_owner = file_group_indexes(puts.column("key").combine_chunks(), len(slices))
+        delete_owner = file_group_indexes(deletes, len(slices))
+        header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: RECORD_SCHEMA_JSON}
+        stats = []
+        for index, latest in enumerate(slices):
+            rows = _sorted_by_key(puts.filter(pa.array(put_owner == index)))
+            gone = deletes.filter(pa.array(delete_owner == index))
+            blocks = []
+            if rows.num_rows:
+                blocks.append(encode_block(BlockType.HFILE_DATA_BLOCK, header, metadata_hfile(
+                    rows.column("key").cast(pa.large_binary()), _location_values(rows, utc), base_file=False)))
+            if len(gone):
+                blocks.append(encode_delete_block(gone, pa.repeat(pa.scalar(RECORD_INDEX_PARTITION), len(gone)),
+                                                  None, instant_time, RECORD_SCHEMA_JSON))
+            if blocks:
+                stats.append(self._append(mdt, RECORD_INDEX_PARTITION, latest, instant_time, blocks,
+                                          rows.num_rows + len(gone)))
+        return stats
 
     def rollback(self, target: str, rollback_time: str) -> None:
         """Roll back the metadata table's deltacommit `target` (in any state) under `rollback_time`, when it has
@@ -444,8 +598,36 @@ def _listing_of_storage(data: HoodieTable) -> FilesChange:
     return change
 
 
-def _deltacommit(stat: WriteStat) -> CommitMetadata:
-    return CommitMetadata({FILES_PARTITION: [stat]}, False, {"schema": WRITE_SCHEMA_JSON}, UPSERT_PREPPED, None)
+def _deltacommit(stats: list[WriteStat]) -> CommitMetadata:
+    by_partition: dict[str, list[WriteStat]] = {}
+    for stat in stats:
+        by_partition.setdefault(stat.partition_path or "", []).append(stat)
+    return CommitMetadata(by_partition, False, {"schema": WRITE_SCHEMA_JSON}, UPSERT_PREPPED, None)
+
+
+def _sorted_by_key(rows: pa.Table) -> pa.Table:
+    return rows.take(pc.sort_indices(rows.column("key"))) if rows.num_rows > 1 else rows
+
+
+def _location_values(rows: pa.Table, utc: bool) -> pa.Array:
+    """The record-index value of each row (key, partition, file_id, instant): each distinct location encoded
+    once."""
+    if not rows.num_rows:
+        return pa.array([], pa.large_binary())
+    joined = pc.binary_join_element_wise(rows.column("partition"), rows.column("file_id"), rows.column("instant"),
+                                         "\x00").combine_chunks().dictionary_encode()
+    encoded = [encode_location(partition, file_id, instant_millis(instant, utc))
+               for partition, file_id, instant in (text.split("\x00") for text in joined.dictionary.to_pylist())]
+    return pa.array(encoded, pa.large_binary()).take(joined.indices)
+
+
+def _record_index_init_instant(props: TableProperties, mdt_timeline: ActiveTimeline) -> str:
+    """The record index's initializing deltacommit: the one after `files`' (Hudi's partition offsets), or, when
+    the metadata timeline already has it (a record index dropped and built again), a new instant time."""
+    instant = RECORD_INDEX_INIT_INSTANT if props.version >= 8 else RECORD_INDEX_INIT_INSTANT_V6
+    if mdt_timeline.find(instant) is None:
+        return instant
+    return mdt_timeline.new_instant_time(props.timeline_timezone)
 
 
 def _latest_compaction(timeline: ActiveTimeline) -> Instant | None:
@@ -453,17 +635,18 @@ def _latest_compaction(timeline: ActiveTimeline) -> Instant | None:
     return done[-1] if done else None
 
 
-def _new_log_name(mdt: HoodieTable, instant_time: str, base_instant: str) -> tuple[str, int]:
-    """The log file of deltacommit `instant_time`: on version 8 and 9 named after it; on version 6 the next
-    version in the latest slice (named after its base instant; one listing of `files`), as Hudi 0.x names a log
-    it cannot append to."""
+def _new_log_name(mdt: HoodieTable, partition: str, file_id: str, instant_time: str,
+                  base_instant: str) -> tuple[str, int]:
+    """The log file of deltacommit `instant_time` in a file group: on version 8 and 9 named after it; on version
+    6 the next version in the latest slice (named after its base instant; one listing of the partition), as Hudi
+    0.x names a log it cannot append to."""
     if mdt.props.version >= 8:
-        return make_log_file_name(FILE_GROUP, instant_time, 1, WRITE_TOKEN), 1
-    versions = [log.version for info in mdt.storage.list(FILES_PARTITION)
+        return make_log_file_name(file_id, instant_time, 1, WRITE_TOKEN), 1
+    versions = [log.version for info in mdt.storage.list(partition)
                 if (log := parse_log_file_name(info.name)) is not None
-                and log.file_id == FILE_GROUP and log.base_instant == base_instant]
+                and log.file_id == file_id and log.base_instant == base_instant]
     version = max(versions, default=0) + 1
-    return make_log_file_name(FILE_GROUP, base_instant, version, WRITE_TOKEN), version
+    return make_log_file_name(file_id, base_instant, version, WRITE_TOKEN), version
 
 
 def _files_of(mdt: HoodieTable, instant_time: str) -> list[str]:
@@ -490,43 +673,66 @@ def _files_of(mdt: HoodieTable, instant_time: str) -> list[str]:
     return sorted(found)
 
 
+def _compacted_partitions(mdt: HoodieTable) -> list[str]:
+    return [p for p in (FILES_PARTITION, RECORD_INDEX_PARTITION) if mdt.storage.exists(p)]
+
+
+def _operation(file_slice: FileSlice, partition: str) -> dict[str, Any]:
+    return {"baseInstantTime": file_slice.base_instant, "deltaFilePaths": [log.name for log in file_slice.log_files],
+            "dataFilePath": file_slice.base_file.name if file_slice.base_file else None,
+            "fileId": file_slice.file_id, "partitionPath": partition, "metrics": {}, "bootstrapFilePath": None}
+
+
 def _compact(mdt: HoodieTable, instant_time: str) -> None:
-    """Merge the latest slice of `files-0000-0` into a base HFile at `instant_time` (a compaction: plan,
-    inflight, base file, commit)."""
+    """Merge the latest slice of every file group with log files into a new base HFile at `instant_time` (a
+    compaction: plan, inflight, base files, commit)."""
     timeline = mdt.timeline
-    file_slice = mdt.fs_view().latest_file_slices(FILES_PARTITION)[0]
-    state = FilesPartition()
-    completed = frozenset(i.timestamp for i in timeline.completed())
-    merge_slice(mdt.storage, file_slice, state, LogScan(completed, completed, timeline.timeline_start()))
-    records = {key: {n: e for n, e in listing.items() if not e[1]} for key, listing in state.records.items()}
-    plan: dict[str, Any] = {"operations": [{"baseInstantTime": file_slice.base_instant,
-                            "deltaFilePaths": [log.name for log in file_slice.log_files],
-                            "dataFilePath": file_slice.base_file.name if file_slice.base_file else None,
-                            "fileId": FILE_GROUP, "partitionPath": FILES_PARTITION, "metrics": {},
-                            "bootstrapFilePath": None}],
-            "extraMetadata": None, "version": 2, "strategy": None, "preserveHoodieMetadata": None}
+    view = mdt.fs_view()
+    work = [(partition, s) for partition in _compacted_partitions(mdt)
+            for s in sorted(view.latest_file_slices(partition), key=lambda s: s.file_id) if s.log_files]
+    plan: dict[str, Any] = {"operations": [_operation(s, partition) for partition, s in work],
+                            "extraMetadata": None, "version": 2, "strategy": None, "preserveHoodieMetadata": None}
     requested = timeline.create_requested(instant_time, COMPACTION, avro_models.serialize("HoodieCompactionPlan", plan))
     inflight = timeline.transition_to_inflight(requested)
-    name = make_base_file_name(FILE_GROUP, WRITE_TOKEN, instant_time, ".hfile")
-    path = f"{FILES_PARTITION}/{name}"
-    content = files_hfile(records, base_file=True, file_name=name)
-    mdt.storage.write_bytes(path, content)
-    stat = WriteStat(file_id=FILE_GROUP, path=path, prev_commit=file_slice.base_instant, num_writes=len(records),
-                     num_update_writes=len(records), total_write_bytes=len(content), partition_path=FILES_PARTITION,
-                     total_log_files_compacted=len(file_slice.log_files), file_size_in_bytes=len(content))
-    metadata = CommitMetadata({FILES_PARTITION: [stat]}, True, {"schema": WRITE_SCHEMA_JSON}, "COMPACT", None)
+    completed = frozenset(i.timestamp for i in timeline.completed())
+    index = RecordIndex(mdt.storage, [s for p, s in work if p == RECORD_INDEX_PARTITION], completed, completed,
+                        timeline.timeline_start())
+    stats = []
+    for partition, file_slice in work:
+        name = make_base_file_name(file_slice.file_id, WRITE_TOKEN, instant_time, ".hfile")
+        path = f"{partition}/{name}"
+        if partition == FILES_PARTITION:
+            state = FilesPartition()
+            merge_slice(mdt.storage, file_slice, state, LogScan(completed, completed, timeline.timeline_start()))
+            records = {key: {n: e for n, e in listing.items() if not e[1]} for key, listing in state.records.items()}
+            content, count = files_hfile(records, base_file=True, file_name=name), len(records)
+        else:
+            keys = index.slice_keys(file_slice)
+            rows, values = index.slice_values(file_slice, keys)
+            content, count = metadata_hfile(keys.take(pa.array(rows)).cast(pa.large_binary()), values,
+                                            base_file=True), len(rows)
+        mdt.storage.write_bytes(path, content)
+        stats.append(WriteStat(file_id=file_slice.file_id, path=path, prev_commit=file_slice.base_instant,
+                               num_writes=count, num_update_writes=count, total_write_bytes=len(content),
+                               partition_path=partition, total_log_files_compacted=len(file_slice.log_files),
+                               file_size_in_bytes=len(content)))
+    by_partition: dict[str, list[WriteStat]] = {}
+    for stat in stats:
+        by_partition.setdefault(stat.partition_path or "", []).append(stat)
+    metadata = CommitMetadata(by_partition, True, {"schema": WRITE_SCHEMA_JSON}, "COMPACT", None)
     timeline.complete(inflight, metadata.to_bytes(timeline.layout_version))
-    LOG.info("compacted the metadata table's %s at %s (%d log files)", FILE_GROUP, instant_time,
-             len(file_slice.log_files))
+    LOG.info("compacted the metadata table at %s (%d file groups)", instant_time, len(work))
 
 
 def _clean_old_slices(mdt: HoodieTable) -> None:
     """Delete the file slices before the previous one: a reader that listed the table just before the latest
     compaction still finds every file it is about to read."""
-    group = next(g for g in mdt.fs_view().file_groups(FILES_PARTITION) if g.file_id == FILE_GROUP)
-    for old in group.slices[:-2]:
-        for path in _slice_paths(old):
-            mdt.storage.delete(path)
+    view = mdt.fs_view()
+    for partition in _compacted_partitions(mdt):
+        for group in view.file_groups(partition):
+            for old in group.slices[:-2]:
+                for path in _slice_paths(old):
+                    mdt.storage.delete(path)
 
 
 def _slice_paths(file_slice: Any) -> Iterable[str]:

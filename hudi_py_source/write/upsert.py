@@ -30,10 +30,12 @@ from ..config import (
     PARQUET_SMALL_FILE_LIMIT,
     PAYLOAD_CLASS,
     POPULATE_META_FIELDS,
+    RECORD_INDEX_UPDATE_PARTITION_PATH,
     RECORD_SIZE_ESTIMATE,
     RECORD_SIZE_ESTIMATION_THRESHOLD,
     SIMPLE_UPDATE_PARTITION_PATH,
     SPILLABLE_MAP_PATH,
+    HoodieConfig,
 )
 from ..index.locations import CandidateFile, candidates_from_slices, key_reader
 from ..index.tagging import partition_moves, tag
@@ -56,7 +58,7 @@ from .profile import WriteProfile, updated_groups
 from .record_columns import DELETE_COLUMN, FILE_ID_COLUMN, KEY_COLUMN, PATH_COLUMN
 from .staging import TargetFiles, combined_chunks
 
-GLOBAL_INDEXES = frozenset({"GLOBAL_BLOOM", "GLOBAL_SIMPLE"})
+GLOBAL_INDEXES = frozenset({"GLOBAL_BLOOM", "GLOBAL_SIMPLE", "RECORD_INDEX"})
 _PARALLEL_MIN_ROWS = 50_000
 
 
@@ -128,6 +130,8 @@ def latest_slices(job: WriteJob, table: HoodieTable, partitions: Iterable[str] |
 
 def _candidates(job: WriteJob, table: HoodieTable, records: pa.Table) -> list[CandidateFile]:
     index_type = job.config.get(INDEX_TYPE)
+    if index_type == "RECORD_INDEX":
+        return []
     touched = None if index_type in GLOBAL_INDEXES else pc.unique(records.column(PATH_COLUMN)).to_pylist()
     return candidates_from_slices(latest_slices(job, table, touched), include_log_only=index_type == "BUCKET")
 
@@ -160,7 +164,7 @@ def _tag(job: WriteJob, table: pa.Table, hoodie: HoodieTable) -> pa.Table:
         return table.append_column(FILE_ID_COLUMN, file_ids)
     if index_type not in GLOBAL_INDEXES:
         return table.append_column(FILE_ID_COLUMN, tagging.file_id)
-    update_path = cfg.get(BLOOM_UPDATE_PARTITION_PATH if index_type == "GLOBAL_BLOOM" else SIMPLE_UPDATE_PARTITION_PATH)
+    update_path = _update_partition_path(cfg, index_type)
     moves = partition_moves(tagging, table.column(PATH_COLUMN).combine_chunks(), update_path)
     tagged = table.set_column(table.schema.get_field_index(PATH_COLUMN), PATH_COLUMN, moves.target_partition)
     file_ids = tagging.file_id
@@ -178,6 +182,15 @@ def _tag(job: WriteJob, table: pa.Table, hoodie: HoodieTable) -> pa.Table:
         file_ids = pa.concat_arrays([file_ids.combine_chunks() if isinstance(file_ids, pa.ChunkedArray) else file_ids,
                                      tagging.file_id.take(move_idx)])
     return tagged.append_column(FILE_ID_COLUMN, file_ids)
+
+
+def _update_partition_path(cfg: HoodieConfig, index_type: str) -> bool:
+    """Whether a global index moves a record whose partition path changed (each index has its own option)."""
+    if index_type == "GLOBAL_BLOOM":
+        return bool(cfg.get(BLOOM_UPDATE_PARTITION_PATH))
+    if index_type == "RECORD_INDEX":
+        return bool(cfg.get(RECORD_INDEX_UPDATE_PARTITION_PATH))
+    return bool(cfg.get(SIMPLE_UPDATE_PARTITION_PATH))
 
 
 def _deterministic_file_id(instant: str, partition: str, n: int) -> str:

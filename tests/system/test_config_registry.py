@@ -147,7 +147,6 @@ REFUSALS = [
     ("hoodie.metadata.index.partition.stats.enable", "true",
      "pyhudi does not write the partition_stats partition yet"),
     ("hoodie.metadata.index.bloom.filter.enable", "true", "pyhudi does not write the bloom_filters partition yet"),
-    ("hoodie.metadata.record.index.enable", "true", "pyhudi does not write the record_index partition yet"),
     ("hoodie.table.base.file.format", "ORC", "pyhudi writes parquet base files"),
     ("hoodie.table.base.file.format", "hfile", "pyhudi writes parquet base files"),
     ("hoodie.parquet.compression.ratio", "0.2",
@@ -171,9 +170,8 @@ REFUSALS = [
                                                  "which reaches the metastore as hms does"),
     ("hoodie.datasource.hive_sync.mode", "hiveql", "pyhudi registers the table through the SparkSession's catalog, "
                                                    "which reaches the metastore as hms does"),
-    ("hoodie.index.type", "HBASE", "pyhudi's indexes are BLOOM, GLOBAL_BLOOM, SIMPLE, GLOBAL_SIMPLE and BUCKET"),
-    ("hoodie.index.type", "record_index",
-     "pyhudi's indexes are BLOOM, GLOBAL_BLOOM, SIMPLE, GLOBAL_SIMPLE and BUCKET"),
+    ("hoodie.index.type", "HBASE",
+     "pyhudi's indexes are BLOOM, GLOBAL_BLOOM, SIMPLE, GLOBAL_SIMPLE, BUCKET and RECORD_INDEX"),
     ("hoodie.bulkinsert.sort.mode", "PARTITION_PATH_REPARTITION",
      "pyhudi sorts bulk_insert input globally, by partition or not at all; it does not repartition it by "
      "partition path"),

@@ -151,3 +151,19 @@ def test_write_into_metadata_partitions_pyhudi_does_not_keep_refused(fixture_tab
                         "column_stats: set hoodie.metadata.index.column.stats.enable=false to remove it")):
         table.write(row, {**_options(props, "upsert"), **(DROP_UNKEPT if secondary else {})})
     assert {p: p.read_bytes() for p in Path(path).rglob("*") if p.is_file()} == files
+
+
+@pytest.mark.parametrize("name", WITH_METADATA_TABLE)
+def test_writes_tagged_by_an_apache_written_record_index_keep_it_in_step(fixture_table, name: str) -> None:
+    """The upserts and the delete find their keys through the record index Apache Hudi built, which pyhudi then
+    keeps in step: no key is duplicated, and the index places every live key where a snapshot finds it."""
+    path = fixture_table(name)
+    props = TableProperties.load(Storage(path))
+    assert "record_index" in props.metadata_partitions
+    drop_stats = {k: v for k, v in DROP_UNKEPT.items() if "record.index" not in k}
+    expected, after = _write_sequence(path, {**drop_stats, "hoodie.index.type": "RECORD_INDEX"})
+    assert _by_key(after, props) == expected
+    assert after.num_rows == len(expected)
+    assert_reads_like_hudi_rs(after, path)
+    assert TableProperties.load(Storage(path)).metadata_partitions == ["files", "record_index"]
+    assert Table(path).validate_metadata() == []
