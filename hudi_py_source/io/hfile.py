@@ -39,8 +39,9 @@ import bisect
 import gzip
 import struct
 import zlib
-from array import array
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -408,32 +409,35 @@ _CELL_PREFIX = np.dtype([("key_len", ">i4"), ("value_len", ">i4"), ("row_len", "
 
 def _cell_starts(payload: bytes, with_tags: bool) -> npt.NDArray[np.int64]:
     """Where each cell of a data block starts, checking the lengths on the way. Cells have variable lengths, so
-    this walk is the one step of decoding a block that runs per cell in Python: it unpacks the key, value and
-    row lengths and skips the memstore timestamp (a one-byte 0 in the files Hudi writes), and leaves cutting out
-    rows and values to numpy."""
-    starts = array("q")
+    this walk is the one step of decoding a block that runs per cell in Python, kept lean: it unpacks the key,
+    value and row lengths and skips the memstore timestamp (a one-byte 0 in the files Hudi writes), and leaves
+    cutting out rows and values to numpy. A cell cut short shows as struct.error or IndexError, caught once."""
+    starts: list[int] = []
     append = starts.append
     unpack = _CELL_HEAD.unpack_from
     pos, n = 0, len(payload)
-    while pos < n:
-        if pos + 10 > n:
-            raise _Corrupt(f"cell at {pos} of a data block runs past the block")
-        key_len, value_len, row_len = unpack(payload, pos)
-        end = pos + 8 + key_len + value_len
-        if key_len < 2 + row_len or value_len < 0 or end > n:
-            raise _Corrupt(f"cell at {pos} of a data block has impossible lengths")
-        append(pos)
-        if with_tags:
-            if end + 2 > n:
-                raise _Corrupt("cell tags length runs past the block")
-            end += 2 + _TAGS_LEN.unpack_from(payload, end)[0]
-        if end < n and payload[end] == 0:
-            pos = end + 1
-        else:
-            _, pos = _read_vlong(payload, end)
+    try:
+        while pos < n:
+            key_len, value_len, row_len = unpack(payload, pos)
+            end = pos + 8 + key_len + value_len
+            if key_len < 2 + row_len or value_len < 0 or end > n:
+                raise _Corrupt(f"cell at {pos} of a data block has impossible lengths")
+            append(pos)
+            if with_tags:
+                if end + 2 > n:
+                    raise _Corrupt("cell tags length runs past the block")
+                end += 2 + _TAGS_LEN.unpack_from(payload, end)[0]
+            if payload[end]:
+                _, pos = _read_vlong(payload, end)
+            else:
+                pos = end + 1
+    except struct.error:
+        raise _Corrupt(f"cell at {pos} of a data block runs past the block") from None
+    except IndexError:
+        raise _Corrupt("Hadoop VLong runs past its buffer") from None
     if pos != n:
         raise _Corrupt("last cell of a data block runs past the block")
-    return np.frombuffer(starts, dtype=np.int64)
+    return np.array(starts, dtype=np.int64)
 
 
 def _gather(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
@@ -626,9 +630,16 @@ class HFileReader:
         except _Corrupt as e:
             raise self._error(str(e)) from None
 
-    def _block_columns(self, i: int) -> _BlockCells:
+    def _checked_block(self, i: int) -> bytes:
+        """`_data_block` raising HoodieCorruptedDataError."""
         try:
-            return _BlockCells.parse(self._data_block(i), self._with_tags)
+            return self._data_block(i)
+        except _Corrupt as e:
+            raise self._error(str(e)) from None
+
+    def _parse(self, payload: bytes) -> _BlockCells:
+        try:
+            return _BlockCells.parse(payload, self._with_tags)
         except _Corrupt as e:
             raise self._error(str(e)) from None
 
@@ -704,30 +715,35 @@ class HFileReader:
         return found, values.take(pa.array(per_key[found]))
 
     def _find_sorted(self, keys: pa.LargeBinaryArray) -> tuple[npt.NDArray[np.int64], pa.LargeBinaryArray]:
-        """(per key, its position in the values or -1; the values found) for sorted distinct `keys`. As
-        `get_many` did key by key: a key is looked for from the block before the first whose index key is >= it
-        and, while it is past a block's last row, in the next block, unless that block's index key (a lower
-        bound of its rows) is past the key too. The keys a block decides are a contiguous run of `keys`."""
+        """(per key, its position in the values or -1; the values found) for sorted distinct `keys`. Block `i`
+        may hold the keys from its index key to the next block's (both bounds included: an index key is at
+        most its block's first row and, equal keys aside, past the rows before it); those are a contiguous run
+        of `keys`. A key found in two blocks (equal keys across a boundary) takes its first cell."""
         view, firsts = _SortedKeys(keys), self._first_rows
+        lows = [bisect.bisect_left(view, row) for row in firsts]
+        highs = [bisect.bisect_right(view, row) for row in firsts[1:]] + [len(keys)]
+        blocks = [i for i in range(len(firsts)) if lows[i] < highs[i]]
         slots = np.full(len(keys), -1, dtype=np.int64)
         found: list[pa.LargeBinaryArray] = []
         count = 0
-        start = bisect.bisect_left(view, firsts[0]) if firsts else len(keys)
-        for i in range(len(firsts)):
-            if start >= len(keys):
-                break
-            end = bisect.bisect_right(view, firsts[i + 1], start) if i + 1 < len(firsts) else len(keys)
-            if start < end:
-                cells = self._block_columns(i)
-                at = pc.fill_null(pc.index_in(keys[start:end], value_set=cells.rows()), -1).to_numpy()
-                hits = np.flatnonzero(at >= 0)
-                slots[start + hits] = count + np.arange(len(hits))
-                count += len(hits)
-                found.append(cells.values(at[hits].astype(np.int64)))
-                start = bisect.bisect_right(view, cells.last_row(), start, end) if len(cells) else start
-            if i + 1 < len(firsts):
-                start = max(start, bisect.bisect_left(view, firsts[i + 1], start))
+        for i, payload in zip(blocks, self._prefetched(blocks), strict=True):
+            cells = self._parse(payload)
+            at = pc.fill_null(pc.index_in(keys[lows[i]:highs[i]], value_set=cells.rows()), -1).to_numpy()
+            hits = np.flatnonzero((at >= 0) & (slots[lows[i]:highs[i]] < 0))
+            slots[lows[i] + hits] = count + np.arange(len(hits))
+            count += len(hits)
+            found.append(cells.values(at[hits].astype(np.int64)))
         return slots, pa.concat_arrays(found) if found else pa.array([], type=pa.large_binary())
+
+    def _prefetched(self, blocks: Sequence[int]) -> Iterator[bytes]:
+        """The payloads of data blocks `blocks`, in order, each read and decompressed by a worker thread while
+        the caller walks the one before (zlib runs without the GIL); at most two are held at a time."""
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            ahead = deque(pool.submit(self._checked_block, i) for i in blocks[:1])
+            for k in range(len(blocks)):
+                if k + 1 < len(blocks):
+                    ahead.append(pool.submit(self._checked_block, blocks[k + 1]))
+                yield ahead.popleft().result()
 
     def keys_with_prefix(self, prefix: bytes) -> list[tuple[bytes, bytes]]:
         """Every (key, value) whose key starts with `prefix`, in order."""

@@ -535,10 +535,12 @@ def test_lookup_raises_on_corrupt_tags(tail: bytes, fault: str) -> None:
 def test_lookup_decodes_only_blocks_that_may_hold_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
     r = _reader("hudi_1_0_hbase_2_4_9_16KB_GZ_20000.hfile")
     decoded: list[int] = []
-    decode = r._block_columns
-    monkeypatch.setattr(r, "_block_columns", lambda i: decoded.append(i) or decode(i))
-    keys = [_key(i) for i in (5000, 5001, 5002, 19999)] + [b"a", b"z", _key(5000) + b"x"]
+    decode = r._checked_block
+    monkeypatch.setattr(r, "_checked_block", lambda i: decoded.append(i) or decode(i))
+    firsts = [ref.first_row for ref in r.data_index]
+    keys = [_key(i) for i in (5000, 5001, 5002, 19999)] + [b"a", b"z", _key(5000) + b"x", firsts[3]]
     found, values = r.lookup(pa.array(keys))
-    assert found.tolist() == [0, 1, 2, 3] and values.to_pylist() == [_value(i) for i in (5000, 5001, 5002, 19999)]
-    starts = [bisect.bisect_right([ref.first_row for ref in r.data_index], _key(i)) - 1 for i in (5000, 19999)]
-    assert decoded == sorted(set(starts)) and len(r.data_index) > 10
+    assert found.tolist() == [0, 1, 2, 3, 7]
+    assert values.to_pylist() == [_value(i) for i in (5000, 5001, 5002, 19999)] + [r.get(firsts[3])]
+    holding = {bisect.bisect_right(firsts, _key(i)) - 1 for i in (5000, 19999)}
+    assert decoded == sorted(holding | {2, 3}) and len(firsts) > 10
