@@ -375,8 +375,8 @@ def _per_entry_hfile(entries: list[tuple[bytes, bytes]], block_size: int, compre
         blocks.append((first, b"".join(current)))
     n = len(entries)
     info = {MAX_MEMSTORE_TS_KEY: bytes(8), LAST_KEY: kv_key(entries[-1][0]) if entries else b"",
-            AVG_KEY_LEN: struct.pack(">i", sum(len(k) for k, _ in entries) // n if n else 0),
-            CREATE_TIME_TS: bytes(8), AVG_VALUE_LEN: struct.pack(">i", sum(len(v) for _, v in entries) // n if n else 0),
+            AVG_KEY_LEN: struct.pack(">i", sum(len(k) for k, _ in entries) // n if n else 0), CREATE_TIME_TS: bytes(8),
+            AVG_VALUE_LEN: struct.pack(">i", sum(len(v) for _, v in entries) // n if n else 0),
             KEY_VALUE_VERSION: struct.pack(">i", 1)}
     return _hfile(blocks, n, info, CODECS[compression])
 
