@@ -453,8 +453,9 @@ def _gather(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
 
 @dataclass(frozen=True)
 class _BlockCells:
-    """A data block's cells as positions in its payload; rows and values are cut out as Arrow arrays on demand,
-    values only for the cells a lookup found."""
+    """The cells of one or more data blocks as positions in their joined payloads; rows and values are cut out
+    as Arrow arrays on demand, values only for the cells a lookup found. Small blocks are parsed together, so
+    the numpy and Arrow calls run once per batch of about a megabyte, not once per block."""
 
     buf: npt.NDArray[np.uint8]
     row_starts: npt.NDArray[np.int64]
@@ -463,16 +464,14 @@ class _BlockCells:
     value_lengths: npt.NDArray[np.int64]
 
     @classmethod
-    def parse(cls, payload: bytes, with_tags: bool) -> _BlockCells:
-        starts = _cell_starts(payload, with_tags)
-        buf = np.frombuffer(payload, dtype=np.uint8)
+    def parse(cls, payloads: Sequence[bytes], with_tags: bool) -> _BlockCells:
+        at = np.cumsum([0, *map(len, payloads)])
+        starts = np.concatenate([_cell_starts(p, with_tags) + at[i] for i, p in enumerate(payloads)])
+        buf = np.frombuffer(b"".join(payloads), dtype=np.uint8)
         heads = buf[starts[:, None] + np.arange(_CELL_PREFIX.itemsize)].view(_CELL_PREFIX).ravel()
         key_lengths = heads["key_len"].astype(np.int64)
         return cls(buf, starts + 10, heads["row_len"].astype(np.int64), starts + 8 + key_lengths,
                    heads["value_len"].astype(np.int64))
-
-    def __len__(self) -> int:
-        return len(self.row_starts)
 
     def rows(self) -> pa.LargeBinaryArray:
         return _gather(self.buf, self.row_starts, self.row_lengths)
@@ -480,14 +479,10 @@ class _BlockCells:
     def values(self, cells: npt.NDArray[np.int64]) -> pa.LargeBinaryArray:
         return _gather(self.buf, self.value_starts[cells], self.value_lengths[cells])
 
-    def last_row(self) -> bytes:
-        start = int(self.row_starts[-1])
-        return self.buf[start:start + int(self.row_lengths[-1])].tobytes()
-
 
 def _cells(payload: bytes, with_tags: bool) -> tuple[list[bytes], list[bytes]]:
     """(rows, values) of a data block's cells, in order."""
-    cells = _BlockCells.parse(payload, with_tags)
+    cells = _BlockCells.parse([payload], with_tags)
     rows = [payload[a:a + n] for a, n in zip(cells.row_starts.tolist(), cells.row_lengths.tolist(), strict=True)]
     values = [payload[a:a + n] for a, n in zip(cells.value_starts.tolist(), cells.value_lengths.tolist(), strict=True)]
     return rows, values
@@ -638,9 +633,9 @@ class HFileReader:
         except _Corrupt as e:
             raise self._error(str(e)) from None
 
-    def _parse(self, payload: bytes) -> _BlockCells:
+    def _parse(self, payloads: Sequence[bytes]) -> _BlockCells:
         try:
-            return _BlockCells.parse(payload, self._with_tags)
+            return _BlockCells.parse(payloads, self._with_tags)
         except _Corrupt as e:
             raise self._error(str(e)) from None
 
@@ -719,21 +714,30 @@ class HFileReader:
         """(per key, its position in the values or -1; the values found) for sorted distinct `keys`. Block `i`
         may hold the keys from its index key to the next block's (both bounds included: an index key is at
         most its block's first row and, equal keys aside, past the rows before it); those are a contiguous run
-        of `keys`. A key found in two blocks (equal keys across a boundary) takes its first cell."""
+        of `keys`, and so are those of a batch of blocks. A key found twice (equal keys across a boundary) takes
+        its first cell."""
         view, firsts = _SortedKeys(keys), self._first_rows
         lows = [bisect.bisect_left(view, row) for row in firsts]
         highs = [bisect.bisect_right(view, row) for row in firsts[1:]] + [len(keys)]
         blocks = [i for i in range(len(firsts)) if lows[i] < highs[i]]
         slots = np.full(len(keys), -1, dtype=np.int64)
         found: list[pa.LargeBinaryArray] = []
-        count = 0
-        for i, payload in zip(blocks, self._prefetched(blocks), strict=True):
-            cells = self._parse(payload)
-            at = pc.fill_null(pc.index_in(keys[lows[i]:highs[i]], value_set=cells.rows()), -1).to_numpy()
-            hits = np.flatnonzero((at >= 0) & (slots[lows[i]:highs[i]] < 0))
-            slots[lows[i] + hits] = count + np.arange(len(hits))
+        batch: list[bytes] = []
+        size = count = low = 0
+        for k, (i, payload) in enumerate(zip(blocks, self._prefetched(blocks), strict=True)):
+            if not batch:
+                low = lows[i]
+            batch.append(payload)
+            size += len(payload)
+            if size < DEFAULT_BLOCK_SIZE and k + 1 < len(blocks):
+                continue
+            cells = self._parse(batch)
+            at = pc.fill_null(pc.index_in(keys[low:highs[i]], value_set=cells.rows()), -1).to_numpy()
+            hits = np.flatnonzero((at >= 0) & (slots[low:highs[i]] < 0))
+            slots[low + hits] = count + np.arange(len(hits))
             count += len(hits)
             found.append(cells.values(at[hits].astype(np.int64)))
+            batch, size = [], 0
         return slots, pa.concat_arrays(found) if found else pa.array([], type=pa.large_binary())
 
     def _prefetched(self, blocks: Sequence[int]) -> Iterator[bytes]:
