@@ -23,14 +23,19 @@ next, so an index key only bounds its block from below.
 The reader verifies what it reads (magics, versions, sizes, checksums, decompressed lengths, the cell count)
 and raises HoodieCorruptedDataError naming the file and the fault, never returning part of a damaged file.
 Files Hudi writes carry no checksums (type NULL): there a flipped byte in an uncompressed block is caught only
-if it breaks the structure; GZ blocks are still covered by gzip's CRC. Lookups (`get_many`,
-`keys_with_prefixes`) decode each data block at most once per call.
+if it breaks the structure; GZ blocks are still covered by gzip's CRC. Lookups (`lookup`, `get_many`,
+`keys_with_prefixes`) decode each data block at most once per call. `lookup` is columnar, for the metadata
+table's record index (one cell per record of the data table): it takes and returns Arrow arrays, decodes only
+the blocks whose index key range holds a key, walks a block's cells in one lean Python loop and leaves cutting
+out rows and values and matching keys to numpy and Arrow.
 
 The writer lays files out as Apache Hudi 1.1's HFileWriterImpl does, so that given the same entries, file
 info, meta blocks and creation time its output is byte-identical to Hudi's (the metadata table's base files,
 and the content of its logs' HFILE_DATA_BLOCKs, which is a whole HFile). One deliberate difference: index key
 lengths are written as Hadoop VLongs, as HBase writes them and hudi-rs reads them, where Hudi's writer writes a
 protobuf varint; the two encodings agree while an index key (row and its 2-byte length) is under 128 bytes.
+The writer is columnar too (`write_hfile_columnar`, which `write_hfile` calls): numpy and Arrow build the cells
+and cumulative sizes place the block boundaries.
 """
 
 from __future__ import annotations
@@ -398,6 +403,11 @@ def _offsets(arr: pa.LargeBinaryArray) -> npt.NDArray[np.int64]:
 
 def _lengths(arr: pa.LargeBinaryArray) -> npt.NDArray[np.int64]:
     return np.diff(_offsets(arr))
+
+
+def _total_length(arr: pa.LargeBinaryArray) -> int:
+    offsets = _offsets(arr)
+    return int(offsets[-1] - offsets[0])
 
 
 # --- cells -------------------------------------------------------------------------------------------------
@@ -845,8 +855,8 @@ def _trailer(fields: Sequence[tuple[int, int | bytes]]) -> bytes:
 
 
 def _check_sorted_keys(keys: pa.LargeBinaryArray) -> None:
-    """Raises as `_check_sorted` would, at the first key smaller than the one before it (unsigned bytes, as
-    Arrow compares binary)."""
+    """Refuses unsorted keys naming the first key smaller than the one before it (as unsigned bytes, which is
+    how Arrow compares binary and Hudi compares keys)."""
     if len(keys) < 2:
         return
     after = np.flatnonzero(pc.less(keys[1:], keys[:-1]).to_numpy(zero_copy_only=False))
@@ -863,9 +873,9 @@ def _check_key_lengths(key_lens: npt.NDArray[np.int64]) -> None:
 
 
 def _cell_stream(keys: pa.LargeBinaryArray, values: pa.LargeBinaryArray) -> tuple[pa.Buffer, npt.NDArray[np.int64]]:
-    """Every cell (as `_cell` lays one out) back to back, and the `len(keys) + 1` cell offsets into it: the
-    fixed-size prefixes come from numpy, Arrow joins them with the rows, the constant key suffix, the values and
-    the memstore timestamp 0 element by element, so no Python runs per cell."""
+    """Every cell back to back (key length, value length, row length, row, `_CELL_KEY_SUFFIX`, value, memstore
+    timestamp 0), and the `len(keys) + 1` cell offsets into it: numpy builds the fixed-size prefixes and Arrow
+    joins them with the rest element by element, so no Python runs per cell."""
     key_lens, value_lens = _lengths(keys), _lengths(values)
     prefix = np.empty(len(keys), dtype=_CELL_PREFIX)
     prefix["key_len"] = key_lens + 2 + len(_CELL_KEY_SUFFIX)
@@ -921,8 +931,7 @@ def _info(keys: pa.LargeBinaryArray, value_bytes: int, extra: Mapping[bytes, byt
     """The file info as Hudi's writer fills it: MAX_MEMSTORE_TS_KEY, the caller's keys, then LASTKEY (the row
     with its length; empty for an empty file), the averages (of rows and values), the creation time and
     KEY_VALUE_VERSION unless given."""
-    n = len(keys)
-    key_bytes = int(_offsets(keys)[-1] - _offsets(keys)[0])
+    n, key_bytes = len(keys), _total_length(keys)
     info = {MAX_MEMSTORE_TS_KEY: struct.pack(">q", 0), **extra,
             LAST_KEY: kv_key(keys[n - 1].as_py()) if n else b"",
             AVG_KEY_LEN: struct.pack(">i", key_bytes // n if n else 0),
@@ -983,9 +992,8 @@ def write_hfile_columnar(keys: pa.Array | pa.ChunkedArray, values: pa.Array | pa
     out += _block_bytes(ROOT_INDEX_MAGIC, _root_index(index), codec)
     out += _block_bytes(ROOT_INDEX_MAGIC, _root_index(meta_refs), codec)
     info_offset = len(out)
-    value_bytes = int(_offsets(values)[-1] - _offsets(values)[0])
-    out += _block_bytes(FILE_INFO_MAGIC, _file_info_payload(_info(keys, value_bytes, file_info or {}, create_time)),
-                        codec)
+    info = _info(keys, _total_length(values), file_info or {}, create_time)
+    out += _block_bytes(FILE_INFO_MAGIC, _file_info_payload(info), codec)
     first_block = index[0][1] if index else 2**64 - 1  # Hudi writes -1 into this uint64 when there is no block
     out += _trailer([(1, info_offset), (2, load_on_open), (3, int(cell_ends[-1])), (5, len(index)),
                      (6, len(meta_refs)), (7, len(keys)), (8, 1), (9, first_block),
