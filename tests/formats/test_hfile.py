@@ -414,8 +414,11 @@ def test_columnar_writer_takes_strings_chunks_and_slices() -> None:
                                                                    pa.array([w.upper() for w in words[2:]])])
     assert write_hfile_columnar(keys, values, block_size=40) == write_hfile(entries, block_size=40)
     assert write_hfile_columnar(keys.cast(pa.large_string()), values) == write_hfile(entries)
-    sliced = pa.array([b"0", *[k for k, _ in entries], b"\xff"])[1:-1]
-    assert write_hfile_columnar(sliced, pa.array([v for _, v in entries])[0:]) == write_hfile(entries)
+    sliced = pa.array([b"0", *[k for k, _ in entries], b"\xff"], pa.large_binary())[1:-1]
+    assert write_hfile_columnar(sliced, pa.array([b"0", *[v for _, v in entries]])[1:]) == write_hfile(entries)
+    r = HFileReader(write_hfile(entries))
+    found, values = r.lookup(pa.array([b"", *[k for k, _ in entries]], pa.large_binary())[1:])
+    assert found.tolist() == list(range(len(entries))) and values.to_pylist() == [v for _, v in entries]
     assert list(HFileReader(write_hfile_columnar(keys, values)).items()) == entries
 
 
