@@ -23,25 +23,38 @@ next, so an index key only bounds its block from below.
 The reader verifies what it reads (magics, versions, sizes, checksums, decompressed lengths, the cell count)
 and raises HoodieCorruptedDataError naming the file and the fault, never returning part of a damaged file.
 Files Hudi writes carry no checksums (type NULL): there a flipped byte in an uncompressed block is caught only
-if it breaks the structure; GZ blocks are still covered by gzip's CRC. Lookups (`get_many`,
-`keys_with_prefixes`) decode each data block at most once per call.
+if it breaks the structure; GZ blocks are still covered by gzip's CRC. Lookups (`lookup`, `get_many`,
+`keys_with_prefixes`) decode each data block at most once per call. `lookup` is columnar, for the metadata
+table's record index (one cell per record of the data table): it takes and returns Arrow arrays, decodes only
+the blocks whose index key range holds a key, walks a block's cells in one lean Python loop and leaves cutting
+out rows and values and matching keys to numpy and Arrow.
 
 The writer lays files out as Apache Hudi 1.1's HFileWriterImpl does, so that given the same entries, file
 info, meta blocks and creation time its output is byte-identical to Hudi's (the metadata table's base files,
 and the content of its logs' HFILE_DATA_BLOCKs, which is a whole HFile). One deliberate difference: index key
 lengths are written as Hadoop VLongs, as HBase writes them and hudi-rs reads them, where Hudi's writer writes a
 protobuf varint; the two encodings agree while an index key (row and its 2-byte length) is under 128 bytes.
+The writer is columnar too (`write_hfile_columnar`, which `write_hfile` calls): numpy and Arrow build the cells
+and cumulative sizes place the block boundaries.
 """
 
 from __future__ import annotations
 
 import bisect
 import gzip
+import os
 import struct
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import HoodieCorruptedDataError, HoodieUnsupportedFileError
 from ..storage import Storage
@@ -365,29 +378,140 @@ def _non_root_entries(payload: bytes) -> list[BlockRef]:
     return refs
 
 
-def _cells(payload: bytes, with_tags: bool) -> tuple[list[bytes], list[bytes]]:
-    """(rows, values) of a data block's cells, in order."""
-    rows, values, pos, n = [], [], 0, len(payload)
-    unpack = struct.unpack_from
-    while pos < n:
-        if pos + 10 > n:
-            raise _Corrupt(f"cell at {pos} of a data block runs past the block")
-        key_len, value_len, row_len = unpack(">iiH", payload, pos)
-        key_at = pos + 8
-        value_at = key_at + key_len
-        pos = value_at + value_len
-        if key_len < 2 + row_len or value_len < 0 or pos > n:
-            raise _Corrupt(f"cell at {key_at - 8} of a data block has impossible lengths")
-        rows.append(payload[key_at + 2:key_at + 2 + row_len])
-        values.append(payload[value_at:pos])
-        if with_tags:
-            if pos + 2 > n:
-                raise _Corrupt("cell tags length runs past the block")
-            pos += 2 + unpack(">H", payload, pos)[0]
-        _, pos = _read_vlong(payload, pos)
+# --- Arrow columns ---------------------------------------------------------------------------------------
+
+
+def _large_binary(arr: pa.Array | pa.ChunkedArray, what: str) -> pa.LargeBinaryArray:
+    """`arr`, Arrow binary or string (UTF-8 bytes), as one large_binary array, whose int64 offsets and data
+    buffer numpy can read."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        arr = arr.cast(pa.large_string()).view(pa.large_binary())
+    if not (pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type)):
+        raise TypeError(f"HFile {what} must be an Arrow binary or string array, got {arr.type}")
+    return arr.cast(pa.large_binary())
+
+
+def _offsets(arr: pa.LargeBinaryArray) -> npt.NDArray[np.int64]:
+    """The `len(arr) + 1` element offsets of a large_binary array into its data buffer."""
+    buf = arr.buffers()[1]
+    if buf is None:
+        return np.zeros(1, dtype=np.int64)
+    return np.frombuffer(buf, dtype=np.int64)[arr.offset:arr.offset + len(arr) + 1]
+
+
+def _lengths(arr: pa.LargeBinaryArray) -> npt.NDArray[np.int64]:
+    return np.diff(_offsets(arr))
+
+
+def _total_length(arr: pa.LargeBinaryArray) -> int:
+    offsets = _offsets(arr)
+    return int(offsets[-1] - offsets[0])
+
+
+# --- cells -------------------------------------------------------------------------------------------------
+
+
+_CELL_HEAD = struct.Struct(">iiH")
+_TAGS_LEN = struct.Struct(">H")
+_CELL_PREFIX = np.dtype([("key_len", ">i4"), ("value_len", ">i4"), ("row_len", ">u2")])
+
+
+def _cell_starts(payload: bytes, with_tags: bool) -> npt.NDArray[np.int64]:
+    """Where each cell of a data block starts, checking the lengths on the way. Cells have variable lengths, so
+    this walk is the one step of decoding a block that runs per cell in Python, kept lean: it unpacks the key,
+    value and row lengths and skips the memstore timestamp (a one-byte 0 in the files Hudi writes), and leaves
+    cutting out rows and values to numpy. A cell cut short shows as struct.error or IndexError, caught once."""
+    starts: list[int] = []
+    append = starts.append
+    unpack = _CELL_HEAD.unpack_from
+    pos, n = 0, len(payload)
+    try:
+        while pos < n:
+            key_len, value_len, row_len = unpack(payload, pos)
+            end = pos + 8 + key_len + value_len
+            if key_len < 2 + row_len or value_len < 0 or end > n:
+                raise _Corrupt(f"cell at {pos} of a data block has impossible lengths")
+            append(pos)
+            if with_tags:
+                if end + 2 > n:
+                    raise _Corrupt("cell tags length runs past the block")
+                end += 2 + _TAGS_LEN.unpack_from(payload, end)[0]
+            if payload[end]:
+                _, pos = _read_vlong(payload, end)
+            else:
+                pos = end + 1
+    except struct.error:
+        raise _Corrupt(f"cell at {pos} of a data block runs past the block") from None
+    except IndexError:
+        raise _Corrupt("Hadoop VLong runs past its buffer") from None
     if pos != n:
         raise _Corrupt("last cell of a data block runs past the block")
+    return np.array(starts, dtype=np.int64)
+
+
+def _gather(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
+            lengths: npt.NDArray[np.int64]) -> pa.LargeBinaryArray:
+    """The byte ranges `buf[starts[i]:starts[i] + lengths[i]]` as one large_binary array, copied by numpy."""
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    picks = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
+    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(lengths),
+                                            [None, pa.py_buffer(offsets), pa.py_buffer(buf[picks])])
+
+
+@dataclass(frozen=True)
+class _BlockCells:
+    """The cells of one or more data blocks as positions in their joined payloads; rows and values are cut out
+    as Arrow arrays on demand, values only for the cells a lookup found. Small blocks are parsed together, so
+    the numpy and Arrow calls run once per batch of about a megabyte, not once per block."""
+
+    buf: npt.NDArray[np.uint8]
+    row_starts: npt.NDArray[np.int64]
+    row_lengths: npt.NDArray[np.int64]
+    value_starts: npt.NDArray[np.int64]
+    value_lengths: npt.NDArray[np.int64]
+
+    @classmethod
+    def parse(cls, payloads: Sequence[bytes], with_tags: bool) -> _BlockCells:
+        at = np.cumsum([0, *map(len, payloads)])
+        starts = np.concatenate([_cell_starts(p, with_tags) + at[i] for i, p in enumerate(payloads)])
+        buf = np.frombuffer(b"".join(payloads), dtype=np.uint8)
+        heads = buf[starts[:, None] + np.arange(_CELL_PREFIX.itemsize)].view(_CELL_PREFIX).ravel()
+        key_lengths = heads["key_len"].astype(np.int64)
+        return cls(buf, starts + 10, heads["row_len"].astype(np.int64), starts + 8 + key_lengths,
+                   heads["value_len"].astype(np.int64))
+
+    def rows(self) -> pa.LargeBinaryArray:
+        return _gather(self.buf, self.row_starts, self.row_lengths)
+
+    def values(self, cells: npt.NDArray[np.int64]) -> pa.LargeBinaryArray:
+        return _gather(self.buf, self.value_starts[cells], self.value_lengths[cells])
+
+
+def _cells(payload: bytes, with_tags: bool) -> tuple[list[bytes], list[bytes]]:
+    """(rows, values) of a data block's cells, in order."""
+    cells = _BlockCells.parse([payload], with_tags)
+    rows = [payload[a:a + n] for a, n in zip(cells.row_starts.tolist(), cells.row_lengths.tolist(), strict=True)]
+    values = [payload[a:a + n] for a, n in zip(cells.value_starts.tolist(), cells.value_lengths.tolist(), strict=True)]
     return rows, values
+
+
+class _SortedKeys:
+    """Element i of a large_binary array as bytes, so `bisect` can search sorted keys without converting them
+    all to Python."""
+
+    def __init__(self, keys: pa.LargeBinaryArray) -> None:
+        self._offsets = _offsets(keys)
+        data = keys.buffers()[2]
+        self._data = memoryview(b"" if data is None else data)
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def __getitem__(self, i: int) -> bytes:
+        return bytes(self._data[int(self._offsets[i]):int(self._offsets[i + 1])])
 
 
 def _file_info(payload: bytes) -> dict[bytes, bytes]:
@@ -497,14 +621,31 @@ class HFileReader:
         except _Corrupt as e:
             raise self._error(f"LASTKEY: {e}") from None
 
+    def _data_block(self, i: int) -> bytes:
+        """The payload of data block `i`, checked against its index entry."""
+        ref = self.data_index[i]
+        payload, end = self._block(ref.offset, DATA_MAGIC)
+        if end - ref.offset != ref.size:
+            raise _Corrupt(f"data block at {ref.offset} is {end - ref.offset} bytes, index says {ref.size}")
+        return payload
+
     def block_cells(self, i: int) -> tuple[list[bytes], list[bytes]]:
         """(rows, values) of data block `i`."""
-        ref = self.data_index[i]
         try:
-            payload, end = self._block(ref.offset, DATA_MAGIC)
-            if end - ref.offset != ref.size:
-                raise _Corrupt(f"data block at {ref.offset} is {end - ref.offset} bytes, index says {ref.size}")
-            return _cells(payload, self._with_tags)
+            return _cells(self._data_block(i), self._with_tags)
+        except _Corrupt as e:
+            raise self._error(str(e)) from None
+
+    def _checked_block(self, i: int) -> bytes:
+        """`_data_block` raising HoodieCorruptedDataError."""
+        try:
+            return self._data_block(i)
+        except _Corrupt as e:
+            raise self._error(str(e)) from None
+
+    def _parse(self, payloads: Sequence[bytes]) -> _BlockCells:
+        try:
+            return _BlockCells.parse(payloads, self._with_tags)
         except _Corrupt as e:
             raise self._error(str(e)) from None
 
@@ -552,17 +693,72 @@ class HFileReader:
 
     def get_many(self, keys: Iterable[bytes]) -> dict[bytes, bytes]:
         """{key: value} of those `keys` the file holds (first cell of each), decoding each data block once."""
-        found: dict[bytes, bytes] = {}
-        cells = self._cached_cells()
-        for key in sorted(set(keys)):
-            for i in range(self._start_block(key), len(self.data_index)):
-                rows, values = cells(i)
-                j = bisect.bisect_left(rows, key)
-                if j < len(rows):
-                    if rows[j] == key:
-                        found[key] = values[j]
-                    break
-        return found
+        asked = pa.array(list(set(keys)), type=pa.large_binary())
+        found, values = self.lookup(asked)
+        return dict(zip(asked.take(found).to_pylist(), values.to_pylist(), strict=True))
+
+    def lookup(self, keys: pa.Array | pa.ChunkedArray) -> tuple[npt.NDArray[np.int64], pa.LargeBinaryArray]:
+        """(positions in `keys` of the keys the file holds, ascending; their values, aligned) for Arrow binary or
+        string `keys` in any order, with duplicates, absent keys or nulls (never found). The value is that of the
+        key's first cell. Only data blocks the index says may hold one of the keys are decoded, each once, and
+        the keys are matched against a block's rows by Arrow: the metadata table's record index looks up
+        hundreds of thousands of record keys in files of millions of cells."""
+        asked = _large_binary(keys, "lookup keys")
+        if asked.null_count:
+            valid = np.flatnonzero(asked.is_valid().to_numpy(zero_copy_only=False))
+            found, values = self.lookup(asked.take(pa.array(valid)))
+            return valid[found], values
+        if len(asked) == 0:
+            return np.zeros(0, dtype=np.int64), pa.array([], type=pa.large_binary())
+        order = pc.sort_indices(asked).to_numpy()
+        ordered = asked.take(pa.array(order))
+        first = np.ones(len(asked), dtype=bool)
+        first[1:] = pc.not_equal(ordered[1:], ordered[:-1]).to_numpy(zero_copy_only=False)
+        slots, values = self._find_sorted(ordered.filter(pa.array(first)))
+        per_key = np.empty(len(asked), dtype=np.int64)
+        per_key[order] = slots[np.cumsum(first) - 1]
+        found = np.flatnonzero(per_key >= 0)
+        return found, values.take(pa.array(per_key[found]))
+
+    def _find_sorted(self, keys: pa.LargeBinaryArray) -> tuple[npt.NDArray[np.int64], pa.LargeBinaryArray]:
+        """(per key, its position in the values or -1; the values found) for sorted distinct `keys`. Block `i`
+        may hold the keys from its index key to the next block's (both bounds included: an index key is at
+        most its block's first row and, equal keys aside, past the rows before it); those are a contiguous run
+        of `keys`, and so are those of a batch of blocks. A key found twice (equal keys across a boundary) takes
+        its first cell."""
+        view, firsts = _SortedKeys(keys), self._first_rows
+        lows = [bisect.bisect_left(view, row) for row in firsts]
+        highs = [bisect.bisect_right(view, row) for row in firsts[1:]] + [len(keys)]
+        blocks = [i for i in range(len(firsts)) if lows[i] < highs[i]]
+        slots = np.full(len(keys), -1, dtype=np.int64)
+        found: list[pa.LargeBinaryArray] = []
+        batch: list[bytes] = []
+        size = count = low = 0
+        for k, (i, payload) in enumerate(zip(blocks, self._prefetched(blocks), strict=True)):
+            if not batch:
+                low = lows[i]
+            batch.append(payload)
+            size += len(payload)
+            if size < DEFAULT_BLOCK_SIZE and k + 1 < len(blocks):
+                continue
+            cells = self._parse(batch)
+            at = pc.fill_null(pc.index_in(keys[low:highs[i]], value_set=cells.rows()), -1).to_numpy()
+            hits = np.flatnonzero((at >= 0) & (slots[low:highs[i]] < 0))
+            slots[low + hits] = count + np.arange(len(hits))
+            count += len(hits)
+            found.append(cells.values(at[hits].astype(np.int64)))
+            batch, size = [], 0
+        return slots, pa.concat_arrays(found) if found else pa.array([], type=pa.large_binary())
+
+    def _prefetched(self, blocks: Sequence[int]) -> Iterator[bytes]:
+        """The payloads of data blocks `blocks`, in order, each read and decompressed by a worker thread while
+        the caller walks the one before (zlib runs without the GIL); at most two are held at a time."""
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            ahead = deque(pool.submit(self._checked_block, i) for i in blocks[:1])
+            for k in range(len(blocks)):
+                if k + 1 < len(blocks):
+                    ahead.append(pool.submit(self._checked_block, blocks[k + 1]))
+                yield ahead.popleft().result()
 
     def keys_with_prefix(self, prefix: bytes) -> list[tuple[bytes, bytes]]:
         """Every (key, value) whose key starts with `prefix`, in order."""
@@ -616,11 +812,6 @@ def _block_bytes(magic: bytes, payload: bytes, codec: int) -> bytes:
     return header + body + bytes(checksums)
 
 
-def _cell(key: bytes, value: bytes) -> bytes:
-    k = kv_key(key) + _CELL_KEY_SUFFIX
-    return struct.pack(">ii", len(k), len(value)) + k + value + b"\x00"
-
-
 def _root_index(refs: Sequence[tuple[bytes, int, int]]) -> bytes:
     """Root index entries. Key lengths are Hadoop VLongs, as HBase writes and hudi-rs reads them; Hudi's
     writer writes protobuf varints, the same bytes for keys under 128 bytes."""
@@ -663,44 +854,89 @@ def _trailer(fields: Sequence[tuple[int, int | bytes]]) -> bytes:
     return head + bytes(TRAILER_SIZE - 4 - len(head)) + struct.pack(">I", 3)
 
 
-def _data_blocks(entries: Sequence[tuple[bytes, bytes]], block_size: int) -> list[tuple[bytes, bytes]]:
-    """(first key, payload) of each data block, split as Hudi's writer does: a cell that would take the block
-    past `block_size` starts a new one, unless its key equals the block's last (equal keys share a block)."""
-    blocks: list[tuple[bytes, bytes]] = []
-    current: list[bytes] = []
-    first = last = b""
-    size = 0
-    for key, value in entries:
-        cell = _cell(key, value)
-        if current and key != last and size + len(cell) > block_size:
-            blocks.append((first, b"".join(current)))
-            current, size = [], 0
-        if not current:
-            first = key
-        current.append(cell)
-        size += len(cell)
-        last = key
-    if current:
-        blocks.append((first, b"".join(current)))
-    return blocks
+def _check_sorted_keys(keys: pa.LargeBinaryArray) -> None:
+    """Refuses unsorted keys naming the first key smaller than the one before it (as unsigned bytes, which is
+    how Arrow compares binary and Hudi compares keys)."""
+    if len(keys) < 2:
+        return
+    after = np.flatnonzero(pc.less(keys[1:], keys[:-1]).to_numpy(zero_copy_only=False))
+    if len(after):
+        i = int(after[0])
+        raise ValueError(f"HFile entries must be sorted by key: {keys[i + 1].as_py()!r} after {keys[i].as_py()!r}")
 
 
-def _check_sorted(entries: Sequence[tuple[bytes, bytes]]) -> None:
-    for (a, _), (b, _) in zip(entries, entries[1:], strict=False):
-        if b < a:
-            raise ValueError(f"HFile entries must be sorted by key: {b!r} after {a!r}")
+def _check_key_lengths(key_lens: npt.NDArray[np.int64]) -> None:
+    """Raises as `kv_key` would for the first key too long for its int16 row length."""
+    too_long = np.flatnonzero(key_lens > 0x7FFF)
+    if len(too_long):
+        raise ValueError(f"HFile keys are at most 32767 bytes, got {int(key_lens[too_long[0]])}")
 
 
-def _info(entries: Sequence[tuple[bytes, bytes]], extra: Mapping[bytes, bytes], create_time: int) -> dict[bytes, bytes]:
+def _cell_stream(keys: pa.LargeBinaryArray, values: pa.LargeBinaryArray) -> tuple[pa.Buffer, npt.NDArray[np.int64]]:
+    """Every cell back to back (key length, value length, row length, row, `_CELL_KEY_SUFFIX`, value, memstore
+    timestamp 0), and the `len(keys) + 1` cell offsets into it: numpy builds the fixed-size prefixes and Arrow
+    joins them with the rest element by element, so no Python runs per cell."""
+    key_lens, value_lens = _lengths(keys), _lengths(values)
+    prefix = np.empty(len(keys), dtype=_CELL_PREFIX)
+    prefix["key_len"] = key_lens + 2 + len(_CELL_KEY_SUFFIX)
+    prefix["value_len"] = value_lens
+    prefix["row_len"] = key_lens
+    size = _CELL_PREFIX.itemsize
+    prefixes = pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), len(keys), [None, pa.py_buffer(np.arange(0, size * (len(keys) + 1), size)),
+                                       pa.py_buffer(prefix.tobytes())])
+    cells = pc.binary_join_element_wise(prefixes, keys, pa.scalar(_CELL_KEY_SUFFIX, pa.large_binary()), values,
+                                        pa.scalar(b"\x00", pa.large_binary()), pa.scalar(b"", pa.large_binary()))
+    offsets = _offsets(cells)
+    data = cells.buffers()[2]
+    return (pa.py_buffer(b"") if data is None else data), offsets - offsets[0]
+
+
+def _block_bounds(keys: pa.LargeBinaryArray, cell_ends: npt.NDArray[np.int64], block_size: int) -> list[int]:
+    """The first cell of each data block and then the cell count, split as Hudi's writer does: a cell that
+    would take the block past `block_size` starts a new one, unless its key equals the block's last (equal keys
+    share a block). The size test only turns true as a block grows, so each block's end is a searchsorted on the
+    cumulative sizes (`cell_ends`, with a leading 0) and then one on the cells whose key differs from the one
+    before: a loop over blocks, not cells."""
+    n = len(keys)
+    changes = np.flatnonzero(pc.not_equal(keys[1:], keys[:-1]).to_numpy(zero_copy_only=False)) + 1
+    bounds = [0]
+    while bounds[-1] < n:
+        start = bounds[-1]
+        over = max(int(np.searchsorted(cell_ends, cell_ends[start] + block_size, side="right")) - 1, start + 1)
+        at = int(np.searchsorted(changes, over))
+        bounds.append(n if over >= n or at == len(changes) else int(changes[at]))
+    return bounds
+
+
+def _data_block_bytes(stream: pa.Buffer, ends: list[int], codec: int) -> Iterator[bytes]:
+    """The data blocks holding `stream[ends[i]:ends[i + 1]]`, in order. GZ is most of the writing time and zlib
+    runs without the GIL, so blocks are compressed on every core, a bounded number in flight."""
+    def block(i: int) -> bytes:
+        return _block_bytes(DATA_MAGIC, memoryview(stream)[ends[i]:ends[i + 1]].tobytes(), codec)
+
+    workers = os.cpu_count() or 1 if codec == CODEC_GZ else 1
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        ahead: deque[Future[bytes]] = deque()
+        for i in range(len(ends) - 1):
+            ahead.append(pool.submit(block, i))
+            if len(ahead) > 2 * workers:
+                yield ahead.popleft().result()
+        while ahead:
+            yield ahead.popleft().result()
+
+
+def _info(keys: pa.LargeBinaryArray, value_bytes: int, extra: Mapping[bytes, bytes],
+          create_time: int) -> dict[bytes, bytes]:
     """The file info as Hudi's writer fills it: MAX_MEMSTORE_TS_KEY, the caller's keys, then LASTKEY (the row
     with its length; empty for an empty file), the averages (of rows and values), the creation time and
     KEY_VALUE_VERSION unless given."""
-    n = len(entries)
+    n, key_bytes = len(keys), _total_length(keys)
     info = {MAX_MEMSTORE_TS_KEY: struct.pack(">q", 0), **extra,
-            LAST_KEY: kv_key(entries[-1][0]) if entries else b"",
-            AVG_KEY_LEN: struct.pack(">i", sum(len(k) for k, _ in entries) // n if n else 0),
+            LAST_KEY: kv_key(keys[n - 1].as_py()) if n else b"",
+            AVG_KEY_LEN: struct.pack(">i", key_bytes // n if n else 0),
             CREATE_TIME_TS: struct.pack(">q", create_time),
-            AVG_VALUE_LEN: struct.pack(">i", sum(len(v) for _, v in entries) // n if n else 0)}
+            AVG_VALUE_LEN: struct.pack(">i", value_bytes // n if n else 0)}
     info.setdefault(KEY_VALUE_VERSION, struct.pack(">i", 1))
     return info
 
@@ -708,23 +944,44 @@ def _info(entries: Sequence[tuple[bytes, bytes]], extra: Mapping[bytes, bytes], 
 def write_hfile(entries: Sequence[tuple[bytes, bytes]], block_size: int = DEFAULT_BLOCK_SIZE,
                 compression: str = "GZ", file_info: Mapping[bytes, bytes] | None = None,
                 meta_blocks: Mapping[str, bytes] | None = None, create_time: int = 0) -> bytes:
-    """An HFile v3 holding `entries` (sorted (key, value); equal keys allowed), laid out as Apache Hudi 1.1's
-    writer lays it out: data blocks of about `block_size` bytes, one meta block per `meta_blocks` entry (Hudi
-    puts its bloom filter in `bloomFilter`), a one-level root data index, the meta index, the file info
-    (`file_info` plus what Hudi computes; `create_time` is CREATE_TIME_TS in epoch millis) and the trailer.
-    Every block is compressed with `compression` (GZ or NONE) and has checksum type NULL."""
+    """An HFile v3 holding `entries` (sorted (key, value); equal keys allowed): `write_hfile_columnar` of their
+    keys and values, so there is one writer."""
     if compression not in CODECS:
         raise ValueError(f"compression must be one of {sorted(CODECS)}, got {compression!r}")
-    _check_sorted(entries)
+    keys = pa.array([k for k, _ in entries], type=pa.large_binary())
+    values = pa.array([v for _, v in entries], type=pa.large_binary())
+    return write_hfile_columnar(keys, values, block_size, compression, file_info, meta_blocks, create_time)
+
+
+def write_hfile_columnar(keys: pa.Array | pa.ChunkedArray, values: pa.Array | pa.ChunkedArray,
+                         block_size: int = DEFAULT_BLOCK_SIZE, compression: str = "GZ",
+                         file_info: Mapping[bytes, bytes] | None = None,
+                         meta_blocks: Mapping[str, bytes] | None = None, create_time: int = 0) -> bytes:
+    """An HFile v3 holding the cells `keys[i]: values[i]` (Arrow binary or string arrays of equal length without
+    nulls; keys sorted as unsigned bytes, equal keys allowed), laid out as Apache Hudi 1.1's writer lays it
+    out: data blocks of about `block_size` bytes, one meta block per `meta_blocks` entry (Hudi puts its bloom
+    filter in `bloomFilter`), a one-level root data index, the meta index, the file info (`file_info` plus what
+    Hudi computes; `create_time` is CREATE_TIME_TS in epoch millis) and the trailer. Every block is compressed
+    with `compression` (GZ or NONE) and has checksum type NULL. The cells are built with Arrow and numpy, for
+    the metadata table's record index of millions of cells."""
+    if compression not in CODECS:
+        raise ValueError(f"compression must be one of {sorted(CODECS)}, got {compression!r}")
+    keys, values = _large_binary(keys, "keys"), _large_binary(values, "values")
+    if keys.null_count or values.null_count:
+        raise ValueError("HFile keys and values must not be null")
+    if len(keys) != len(values):
+        raise ValueError(f"HFile keys and values must have the same length, got {len(keys)} and {len(values)}")
+    _check_sorted_keys(keys)
+    _check_key_lengths(_lengths(keys))
     codec = CODECS[compression]
+    stream, cell_ends = _cell_stream(keys, values)
+    bounds = _block_bounds(keys, cell_ends, block_size)
     out = bytearray()
     index: list[tuple[bytes, int, int]] = []
-    uncompressed = 0
-    for first, payload in _data_blocks(entries, block_size):
-        block = _block_bytes(DATA_MAGIC, payload, codec)
-        index.append((kv_key(first), len(out), len(block)))
+    blocks = _data_block_bytes(stream, [int(cell_ends[b]) for b in bounds], codec)
+    for first, block in zip(bounds, blocks, strict=False):
+        index.append((kv_key(keys[first].as_py()), len(out), len(block)))
         out += block
-        uncompressed += len(payload)
     metas = meta_blocks or {}
     meta_refs = []
     for name in _java_hash_map_order([name.encode() for name in metas]):
@@ -735,9 +992,10 @@ def write_hfile(entries: Sequence[tuple[bytes, bytes]], block_size: int = DEFAUL
     out += _block_bytes(ROOT_INDEX_MAGIC, _root_index(index), codec)
     out += _block_bytes(ROOT_INDEX_MAGIC, _root_index(meta_refs), codec)
     info_offset = len(out)
-    out += _block_bytes(FILE_INFO_MAGIC, _file_info_payload(_info(entries, file_info or {}, create_time)), codec)
+    info = _info(keys, _total_length(values), file_info or {}, create_time)
+    out += _block_bytes(FILE_INFO_MAGIC, _file_info_payload(info), codec)
     first_block = index[0][1] if index else 2**64 - 1  # Hudi writes -1 into this uint64 when there is no block
-    out += _trailer([(1, info_offset), (2, load_on_open), (3, uncompressed), (5, len(index)), (6, len(meta_refs)),
-                     (7, len(entries)), (8, 1), (9, first_block), (10, index[-1][1] if index else 0),
-                     (11, HUDI_COMPARATOR.encode()), (12, codec)])
+    out += _trailer([(1, info_offset), (2, load_on_open), (3, int(cell_ends[-1])), (5, len(index)),
+                     (6, len(meta_refs)), (7, len(keys)), (8, 1), (9, first_block),
+                     (10, index[-1][1] if index else 0), (11, HUDI_COMPARATOR.encode()), (12, codec)])
     return bytes(out)

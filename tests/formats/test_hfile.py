@@ -3,29 +3,48 @@ hudi-rs's tests assert; our writer's files read back and match Apache's layout; 
 
 from __future__ import annotations
 
+import bisect
 import io
 import json
+import random
+import struct
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import fastavro
 import hudi
+import pyarrow as pa
 import pytest
 from support.fixture_tables import fixtures_dir
 
 from hudi_py_source.errors import HoodieCorruptedDataError, HoodieUnsupportedFileError
 from hudi_py_source.io.bloom import load_bloom_filter
 from hudi_py_source.io.hfile import (
+    _CELL_KEY_SUFFIX,
     AVG_KEY_LEN,
     AVG_VALUE_LEN,
     BLOOM_FILTER_META_BLOCK,
     BLOOM_FILTER_TYPE_KEY,
+    CODEC_NONE,
+    CODECS,
     CREATE_TIME_TS,
+    DATA_MAGIC,
+    FILE_INFO_MAGIC,
+    HUDI_COMPARATOR,
     KEY_VALUE_VERSION,
     LAST_KEY,
     MAX_MEMSTORE_TS_KEY,
+    MAX_TAGS_LEN,
+    ROOT_INDEX_MAGIC,
     HFileReader,
+    _block_bytes,
+    _file_info_payload,
+    _root_index,
+    _trailer,
+    kv_key,
     write_hfile,
+    write_hfile_columnar,
 )
 from hudi_py_source.io.log_blocks import BlockType
 from hudi_py_source.io.log_format import iter_log_blocks
@@ -303,3 +322,231 @@ def test_other_codecs_are_unsupported_not_corrupt() -> None:
     with pytest.raises(HoodieUnsupportedFileError, match="codec 3") as info:
         HFileReader(snappy, "snappy.hfile")
     assert info.value.path == "snappy.hfile"
+
+
+# --- the columnar writer and lookup ------------------------------------------------------------------------
+
+
+def _cell(key: bytes, value: bytes, tags: bytes | None = None, mvcc: bytes = b"\x00") -> bytes:
+    """One cell as Hudi's writer lays it out, built field by field (optionally with tags and another memstore
+    timestamp, which HBase may write)."""
+    k = kv_key(key) + _CELL_KEY_SUFFIX
+    tail = b"" if tags is None else struct.pack(">H", len(tags)) + tags
+    return struct.pack(">ii", len(k), len(value)) + k + value + tail + mvcc
+
+
+def _hfile(blocks: list[tuple[bytes, bytes]], n: int, info: dict[bytes, bytes], codec: int = CODEC_NONE) -> bytes:
+    """An HFile of data blocks given as (first key, payload) and `info` as its whole file info, assembled as
+    the writer did before it became columnar: the reference the columnar writer must match byte for byte."""
+    out = bytearray()
+    index = []
+    for first, payload in blocks:
+        block = _block_bytes(DATA_MAGIC, payload, codec)
+        index.append((kv_key(first), len(out), len(block)))
+        out += block
+    load_on_open = len(out)
+    out += _block_bytes(ROOT_INDEX_MAGIC, _root_index(index), codec)
+    out += _block_bytes(ROOT_INDEX_MAGIC, _root_index([]), codec)
+    info_offset = len(out)
+    out += _block_bytes(FILE_INFO_MAGIC, _file_info_payload(info), codec)
+    first_block = index[0][1] if index else 2**64 - 1
+    out += _trailer([(1, info_offset), (2, load_on_open), (3, sum(len(p) for _, p in blocks)), (5, len(index)),
+                     (6, 0), (7, n), (8, 1), (9, first_block), (10, index[-1][1] if index else 0),
+                     (11, HUDI_COMPARATOR.encode()), (12, codec)])
+    return bytes(out)
+
+
+def _per_entry_hfile(entries: list[tuple[bytes, bytes]], block_size: int, compression: str) -> bytes:
+    """The file the per-entry writer wrote: cells one at a time, a new block when a cell would take the block
+    past `block_size` unless its key equals the block's last."""
+    blocks: list[tuple[bytes, bytes]] = []
+    current: list[bytes] = []
+    first = last = b""
+    for key, value in entries:
+        cell = _cell(key, value)
+        if current and key != last and sum(map(len, current)) + len(cell) > block_size:
+            blocks.append((first, b"".join(current)))
+            current = []
+        if not current:
+            first = key
+        current.append(cell)
+        last = key
+    if current:
+        blocks.append((first, b"".join(current)))
+    n = len(entries)
+    info = {MAX_MEMSTORE_TS_KEY: bytes(8), LAST_KEY: kv_key(entries[-1][0]) if entries else b"",
+            AVG_KEY_LEN: struct.pack(">i", sum(len(k) for k, _ in entries) // n if n else 0), CREATE_TIME_TS: bytes(8),
+            AVG_VALUE_LEN: struct.pack(">i", sum(len(v) for _, v in entries) // n if n else 0),
+            KEY_VALUE_VERSION: struct.pack(">i", 1)}
+    return _hfile(blocks, n, info, CODECS[compression])
+
+
+def _columnar(entries: list[tuple[bytes, bytes]], **kwargs: Any) -> bytes:
+    return write_hfile_columnar(pa.array([k for k, _ in entries], pa.binary()),
+                                pa.array([v for _, v in entries], pa.large_binary()), **kwargs)
+
+
+RANDOM = random.Random(7)
+WRITER_CASES = {
+    "empty": ([], 1024),
+    "one": ([(b"k", b"v")], 1024),
+    "empty key and value": ([(b"", b"")], 1024),
+    "equal keys across the block size": ([(b"a", b"x" * 40)] + [(b"b", b"y" * 30)] * 9 + [(b"c", b"z")], 100),
+    "many small blocks": ([(b"k%010d" % i, RANDOM.randbytes(RANDOM.randrange(80))) for i in range(3000)], 512),
+    "block size below one cell": ([(b"k%03d" % i, b"v" * i) for i in range(50)], 1),
+}
+
+
+@pytest.mark.parametrize("compression", ["NONE", "GZ"])
+@pytest.mark.parametrize("case", list(WRITER_CASES))
+def test_columnar_writer_matches_the_per_entry_writer(case: str, compression: str) -> None:
+    entries, block_size = WRITER_CASES[case]
+    expected = _per_entry_hfile(entries, block_size, compression)
+    assert _columnar(entries, block_size=block_size, compression=compression) == expected
+    assert write_hfile(entries, block_size=block_size, compression=compression) == expected
+    assert list(HFileReader(expected).items()) == entries
+
+
+def test_columnar_writer_takes_strings_chunks_and_slices() -> None:
+    words = sorted(["zürich", "aßb", "éa", "日本", "a", "ab"], key=lambda w: w.encode())
+    entries = [(w.encode(), w.upper().encode()) for w in words]
+    keys, values = pa.array(words, pa.string()), pa.chunked_array([pa.array([w.upper() for w in words[:2]]),
+                                                                   pa.array([w.upper() for w in words[2:]])])
+    assert write_hfile_columnar(keys, values, block_size=40) == write_hfile(entries, block_size=40)
+    assert write_hfile_columnar(keys.cast(pa.large_string()), values) == write_hfile(entries)
+    sliced = pa.array([b"0", *[k for k, _ in entries], b"\xff"], pa.large_binary())[1:-1]
+    assert write_hfile_columnar(sliced, pa.array([b"0", *[v for _, v in entries]])[1:]) == write_hfile(entries)
+    r = HFileReader(write_hfile(entries))
+    found, values = r.lookup(pa.array([b"", *[k for k, _ in entries]], pa.large_binary())[1:])
+    assert found.tolist() == list(range(len(entries))) and values.to_pylist() == [v for _, v in entries]
+    assert list(HFileReader(write_hfile_columnar(keys, values)).items()) == entries
+
+
+def test_columnar_writer_refuses_what_the_entry_writer_refuses() -> None:
+    with pytest.raises(ValueError, match=r"sorted by key: b'\\x00' after b'\\xff'"):
+        write_hfile_columnar(pa.array([b"\xff", b"\x00"]), pa.array([b"", b""]))
+    with pytest.raises(ValueError, match=r"sorted by key: b'a' after b'ab'"):
+        write_hfile([(b"a", b""), (b"ab", b""), (b"a", b"")])
+    with pytest.raises(ValueError, match="at most 32767 bytes, got 32768"):
+        write_hfile([(b"a", b""), (b"b" * 32768, b"")])
+    with pytest.raises(ValueError, match="compression"):
+        write_hfile_columnar(pa.array([b"a"]), pa.array([b"b"]), compression="LZ4")
+    with pytest.raises(ValueError, match="same length"):
+        write_hfile_columnar(pa.array([b"a"]), pa.array([b"b", b"c"]))
+    with pytest.raises(ValueError, match="null"):
+        write_hfile_columnar(pa.array([b"a", None]), pa.array([b"b", b"c"]))
+    with pytest.raises(TypeError, match="binary or string"):
+        write_hfile_columnar(pa.array([1]), pa.array([b"b"]))
+
+
+def _lookup_dict(r: HFileReader, keys: list[bytes], held: dict[bytes, bytes] | None = None) -> dict[bytes, bytes]:
+    """`lookup` as {key: value}, checking it finds every key the file holds (`held`: its first cells) at its
+    positions in `keys`, ascending, and values aligned with them."""
+    found, values = r.lookup(pa.array(keys, pa.binary()))
+    held = _first_cells(r) if held is None else held
+    assert found.tolist() == [i for i, k in enumerate(keys) if k in held] and values.type == pa.large_binary()
+    pairs = [(keys[i], v) for i, v in zip(found.tolist(), values.to_pylist(), strict=True)]
+    assert all(dict(pairs)[k] == v for k, v in pairs)
+    return dict(pairs)
+
+
+def _first_cells(r: HFileReader) -> dict[bytes, bytes]:
+    out: dict[bytes, bytes] = {}
+    for k, v in r:
+        out.setdefault(k, v)
+    return out
+
+
+@pytest.mark.parametrize("name", [n for n, _ in SIMPLE] + ["hudi_1_0_hbase_2_4_9_16KB_GZ_200_20_non_unique.hfile",
+                                                            "hudi_1_0_hbase_2_4_13_16KB_GZ_20000_fake_first_key.hfile",
+                                                            "hudi_1_0_hbase_2_4_13_1KB_GZ_20000_large_keys.hfile",
+                                                            "hudi_1_0_hbase_2_4_9_no_entry.hfile"])
+def test_lookup_agrees_with_get_many_and_the_cells(name: str) -> None:
+    r = _reader(name)
+    held = _first_cells(r)
+    rows = list(held)
+    edges = [ref.first_row for ref in r.data_index] + [rows[0] if rows else b"", rows[-1] if rows else b""]
+    rng = random.Random(name)
+    for _ in range(3):
+        keys = rng.sample(rows, min(len(rows), 300)) + edges + [b"", b"\x00", b"\xff", b"a", b"hudi-key-"]
+        keys += [k + b"0" for k in rng.sample(rows, min(len(rows), 50))] + [k[:-1] for k in edges if k]
+        keys += rng.sample(keys, min(len(keys), 40))
+        rng.shuffle(keys)
+        asked = set(keys)
+        expected = {k: v for k, v in held.items() if k in asked}
+        assert _lookup_dict(r, keys, held) == expected == r.get_many(keys)
+
+
+def test_lookup_of_our_file_with_equal_keys_across_blocks() -> None:
+    entries = [(b"k%04d" % (i // 7), b"v%d" % i) for i in range(2000)] + [(b"k9999", b"last")]
+    r = HFileReader(write_hfile(entries, block_size=100, compression="GZ"))
+    assert len(r.data_index) > 100
+    keys = [b"k%04d" % i for i in range(-5, 400)] + [b"k9999", b"k99999", b"k", b"l"] * 2
+    assert _lookup_dict(r, keys) == _first_cells(r) == {**{b"k%04d" % i: b"v%d" % (7 * i) for i in range(286)},
+                                                        b"k9999": b"last"}
+
+
+def test_lookup_takes_strings_nulls_and_nothing() -> None:
+    r = HFileReader(write_hfile([(b"a", b"1"), (b"b", b"2"), ("é".encode(), b"3")]))
+    found, values = r.lookup(pa.chunked_array([pa.array(["é", None, "a", "x", "a"])]))
+    assert found.tolist() == [0, 2, 4] and values.to_pylist() == [b"3", b"1", b"1"]
+    found, values = r.lookup(pa.array([], pa.large_string()))
+    assert found.tolist() == [] and values.to_pylist() == []
+    found, values = HFileReader(write_hfile([])).lookup(pa.array([b"a"]))
+    assert found.tolist() == [] and len(values) == 0
+    with pytest.raises(TypeError, match="binary or string"):
+        r.lookup(pa.array([1]))
+
+
+def _tagged_file(cells: list[tuple[bytes, bytes, bytes, bytes]], block_cells: int) -> bytes:
+    """An HFile with tags (HBase writes MAX_TAGS_LEN when cells carry them) and the given memstore timestamps."""
+    raw = [(k, _cell(k, v, tags, mvcc)) for k, v, tags, mvcc in cells]
+    blocks = [(raw[i][0], b"".join(c for _, c in raw[i:i + block_cells])) for i in range(0, len(raw), block_cells)]
+    info = {LAST_KEY: kv_key(cells[-1][0]), MAX_TAGS_LEN: struct.pack(">i", 4)}
+    return _hfile(blocks, len(cells), info)
+
+
+def test_lookup_reads_tags_and_long_memstore_timestamps() -> None:
+    mvccs = [b"\x00", b"\x05", b"\x8e\x01\x00", b"\x80\x01" + bytes(7)]  # VLongs: 0, 5, 256, -2**56 - 1
+    cells = [(b"k%03d" % i, b"v%d" % i, b"t" * (i % 3), mvccs[i % 4]) for i in range(100)]
+    r = HFileReader(_tagged_file(cells, 9))
+    assert list(r) == [(k, v) for k, v, _, _ in cells]
+    keys = [b"k%03d" % i for i in range(0, 120, 3)]
+    assert _lookup_dict(r, keys) == r.get_many(keys) == {b"k%03d" % i: b"v%d" % i for i in range(0, 100, 3)}
+
+
+@pytest.mark.parametrize(("payload", "fault"), [
+    (_cell(b"k1", b"v") + b"\x00\x00\x00", "cell at 24 of a data block runs past the block"),
+    (_cell(b"k1", b"v") + struct.pack(">iiH", 5, 1, 4) + b"k" * 6, "cell at 24 of a data block has impossible lengths"),
+    (_cell(b"k1", b"v") + struct.pack(">iiH", 14, -1, 2) + b"k" * 20, "cell at 24 of a data block has impossible"),
+    (_cell(b"k1", b"v") + _cell(b"k2", b"v")[:-1], "Hadoop VLong runs past its buffer"),
+    (_cell(b"k1", b"v") + _cell(b"k2", b"v")[:-1] + b"\x8e\x01", "Hadoop VLong runs past its buffer"),
+])
+def test_lookup_raises_on_a_corrupt_block_as_get_many(payload: bytes, fault: str) -> None:
+    data = _hfile([(b"k1", payload)], 2, {LAST_KEY: kv_key(b"k2")})
+    for lookup in (lambda r: r.lookup(pa.array([b"k2"])), lambda r: r.get_many([b"k2"]), list):
+        with pytest.raises(HoodieCorruptedDataError, match=f"HFile bad.hfile is corrupt: {fault}"):
+            lookup(HFileReader(data, "bad.hfile"))
+
+
+@pytest.mark.parametrize(("tail", "fault"), [(b"", "cell tags length runs past the block"),
+                                             (b"\x00\xc8tt\x00", "Hadoop VLong runs past its buffer")])
+def test_lookup_raises_on_corrupt_tags(tail: bytes, fault: str) -> None:
+    payload = _cell(b"k1", b"v", mvcc=b"") + tail  # no tags length, or tags of 200 bytes where there are 3
+    data = _hfile([(b"k1", payload)], 1, {LAST_KEY: kv_key(b"k1"), MAX_TAGS_LEN: struct.pack(">i", 4)})
+    with pytest.raises(HoodieCorruptedDataError, match=f"HFile tags.hfile is corrupt: {fault}"):
+        HFileReader(data, "tags.hfile").lookup(pa.array([b"k1"]))
+
+
+def test_lookup_decodes_only_blocks_that_may_hold_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    r = _reader("hudi_1_0_hbase_2_4_9_16KB_GZ_20000.hfile")
+    decoded: list[int] = []
+    decode = r._checked_block
+    monkeypatch.setattr(r, "_checked_block", lambda i: decoded.append(i) or decode(i))
+    firsts = [ref.first_row for ref in r.data_index]
+    keys = [_key(i) for i in (5000, 5001, 5002, 19999)] + [b"a", b"z", _key(5000) + b"x", firsts[3]]
+    found, values = r.lookup(pa.array(keys))
+    assert found.tolist() == [0, 1, 2, 3, 7]
+    assert values.to_pylist() == [_value(i) for i in (5000, 5001, 5002, 19999)] + [r.get(firsts[3])]
+    holding = {bisect.bisect_right(firsts, _key(i)) - 1 for i in (5000, 19999)}
+    assert decoded == sorted(holding | {2, 3}) and len(firsts) > 10
