@@ -760,6 +760,11 @@ class HFileReader:
                     ahead.append(pool.submit(self._checked_block, blocks[k + 1]))
                 yield ahead.popleft().result()
 
+    def keys(self) -> pa.LargeBinaryArray:
+        """Every key (row) in file order, as one Arrow array: the record index reads a file group whole."""
+        rows = [self._parse([self._checked_block(i)]).rows() for i in range(len(self.data_index))]
+        return pa.concat_arrays(rows) if rows else pa.array([], type=pa.large_binary())
+
     def keys_with_prefix(self, prefix: bytes) -> list[tuple[bytes, bytes]]:
         """Every (key, value) whose key starts with `prefix`, in order."""
         out = []

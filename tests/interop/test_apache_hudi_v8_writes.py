@@ -1,5 +1,5 @@
 """Apache Hudi 1.2.0 itself judges the version 8 and 9 copy-on-write tables pyhudi writes, with their metadata
-table.
+table (and, on version 9, its record index).
 
 pyhudi writes a table of each version through every operation (tests/test_write_v8.py's history: bulk_insert,
 insert, upsert, delete, insert_overwrite, delete_partition, an inline clean); Apache Hudi 1.2.0 reads its snapshot
@@ -30,6 +30,11 @@ METADATA = {"hoodie.metadata.enable": "true", "hoodie.metadata.compact.max.delta
 APACHE_METADATA = {"hoodie.metadata.enable": "true", "hoodie.metadata.index.column.stats.enable": "false",
                    "hoodie.metadata.index.partition.stats.enable": "false",
                    "hoodie.metadata.record.index.enable": "false"}
+# The version 9 table is tagged by the record index pyhudi builds and keeps; Apache Hudi's upsert tags its keys
+# through that index too (a misplaced key would come back duplicated) and updates it, which pyhudi then validates.
+INDEXED = {9: {"hoodie.index.type": "RECORD_INDEX"}}
+APACHE_INDEXED = {9: {"hoodie.index.type": "RECORD_INDEX", "hoodie.metadata.record.index.enable": "true"}}
+PARTITIONS = {8: "files", 9: "files,record_index"}
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +46,12 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, Any]
         path = root / f"v{version}"
         table = Table(str(path))
         for index, (operation, ids, data_version, extra) in enumerate(HISTORY):
-            table.write(rows(list(ids), data_version), {**options(operation, version, **extra), **METADATA},
+            table.write(rows(list(ids), data_version),
+                        {**options(operation, version, **extra), **METADATA, **INDEXED.get(version, {})},
                         "overwrite" if index == 0 else "append")
         out[version] = {"path": path, "pyhudi": table.read(), "in_step": table.validate_metadata()}
-        apache_options = {**options("upsert", version), **APACHE_METADATA, "hoodie.write.auto.upgrade": "false"}
+        apache_options = {**options("upsert", version), **APACHE_METADATA, **APACHE_INDEXED.get(version, {}),
+                          "hoodie.write.auto.upgrade": "false"}
         steps += [{"op": "read", "path": str(path), "query": "snapshot"},
                   {"op": "write", "path": str(path), "data": rows(APACHE_UPSERT, 9), "options": apache_options},
                   {"op": "read", "path": str(path), "query": "snapshot"}]
@@ -66,7 +73,7 @@ def test_the_metadata_table_stays_in_step_under_both_writers(judged: dict[int, d
     assert judged[version]["in_step"] == []
     assert judged[version]["in_step_after"] == []
     properties = (judged[version]["path"] / ".hoodie" / "hoodie.properties").read_text()
-    assert "hoodie.table.metadata.partitions=files\n" in properties
+    assert f"hoodie.table.metadata.partitions={PARTITIONS[version]}\n" in properties
     assert id_to_ts(hudi_rs_read(str(judged[version]["path"]))) == id_to_ts(judged[version]["pyhudi_after"])
 
 
@@ -77,4 +84,5 @@ def test_apache_hudi_12_writes_on_pyhudi_table(judged: dict[int, dict[str, Any]]
     after = judged[version]["pyhudi_after"]
     expected = {**id_to_ts(judged[version]["pyhudi"]), **{f"k{i:03d}": 9000 + i for i in APACHE_UPSERT}}
     assert id_to_ts(after) == expected
+    assert after.num_rows == len(expected)
     assert_same_rows_as_apache(judged[version]["apache_after"], after)

@@ -254,7 +254,7 @@ def test_a_crash_with_a_metadata_table_leaves_both_tables_consistent(tmp_path: P
     test_a_crash_at_every_mutation_leaves_the_last_committed_state(tmp_path, scenario, table_type)
 
 
-INDEX_SCENARIOS = ("upsert", "insert_overwrite", "cluster")
+INDEX_SCENARIOS = ("upsert", "cluster")
 INDEX_CASES = [(s, t) for s, t in CASES if s.name in INDEX_SCENARIOS]
 
 

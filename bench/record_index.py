@@ -1,0 +1,69 @@
+"""`make bench-record-index`: the 200k upsert (half updates, half inserts) of bench/scale.py tagged by the record
+index (hoodie.index.type=RECORD_INDEX) against the same upsert tagged by SIMPLE, into 2M rows, and the record-index
+upsert into 20M rows: the issue's targets are RECORD_INDEX <= 0.6x SIMPLE at 2M, and 20M <= 1.3x 2M.
+
+Each base table is bulk-inserted untimed (with the record index built by that write for the RECORD_INDEX runs);
+the upsert is timed in a fresh process state (no cached index), its result checked (row count, sum(d0)).
+Usage: python bench/record_index.py [--sizes 2000000,20000000] [--types COPY_ON_WRITE,MERGE_ON_READ]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from run import OPTIONS
+from scale import _batch, _truth
+
+from hudi_py_source import Table
+
+
+def run(rows: int, table_type: str, index: str, work: str) -> dict:
+    base_table, upsert_table = pq.read_table(_batch("base", rows)), pq.read_table(_batch("upsert", rows))
+    path = f"{work}/{index}-{table_type}-{rows}"
+    options = {**OPTIONS, "hoodie.datasource.write.table.type": table_type, "hoodie.index.type": index,
+               "hoodie.write.table.version": "9", "hoodie.parquet.small.file.limit": "0"}
+    start = time.perf_counter()
+    Table(path).write(base_table, {**options, "hoodie.datasource.write.operation": "bulk_insert"})
+    built = time.perf_counter() - start
+    start = time.perf_counter()
+    Table(path).write(upsert_table, {**options, "hoodie.datasource.write.operation": "upsert"})
+    seconds = time.perf_counter() - start
+    result = Table(path).read(columns=["d0"])
+    rows_want, total_want = _truth(base_table, upsert_table)
+    ok = result.num_rows == rows_want and math.isclose(pc.sum(result["d0"]).as_py(), total_want, rel_tol=1e-12)
+    shutil.rmtree(path, ignore_errors=True)
+    print(f"{index:13s} {table_type:14s} table {rows:>11,d}  build {built:7.2f} s  upsert 200,000 {seconds:7.2f} s  "
+          f"{'ok' if ok else 'WRONG'}", flush=True)
+    return {"index": index, "table_type": table_type, "table_rows": rows, "build_seconds": round(built, 3),
+            "upsert_seconds": round(seconds, 3), "check_ok": ok}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="2000000,20000000")
+    parser.add_argument("--types", default="COPY_ON_WRITE,MERGE_ON_READ")
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "record_index.json"))
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="pyhudi-record-index-")
+    sizes = [int(s) for s in args.sizes.split(",")]
+    results = []
+    for table_type in args.types.split(","):
+        results.append(run(sizes[0], table_type, "SIMPLE", work))
+        results += [run(rows, table_type, "RECORD_INDEX", work) for rows in sizes]
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    shutil.rmtree(work, ignore_errors=True)
+    if not all(r["check_ok"] for r in results):
+        raise SystemExit("an upsert gave a wrong table")
+
+
+if __name__ == "__main__":
+    main()
