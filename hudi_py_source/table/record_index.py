@@ -14,9 +14,12 @@ Values of one location are the same bytes, so a lookup decodes each distinct val
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
+import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC
@@ -34,7 +37,7 @@ from ..io.log_format import read_log_file
 from ..storage import Storage
 from ..timeline.active import ActiveTimeline
 from ..timeline.instant import parse_instant_time
-from .fs_view import FileSlice, FileSystemView
+from .fs_view import BaseFile, FileSlice, FileSystemView
 from .mdt import METADATA_FOLDER, LogScan, metadata_storage, parsed_schema, valid_instants
 from .metadata_records import META_FIELD_NAMES, RECORD_SCHEMA, RECORD_SCHEMA_JSON
 from .properties import TableProperties
@@ -218,6 +221,81 @@ class _Found:
         return rows, values.take(pa.array(self.current[rows]))
 
 
+@dataclass(frozen=True)
+class DecodedFile:
+    """A record-index base HFile decoded whole: its keys (in file order), and their values (pyhudi's schema)
+    dictionary-encoded, as an index of a few distinct locations per key."""
+
+    sorted_keys: pa.LargeBinaryArray
+    values: pa.DictionaryArray
+
+    @classmethod
+    def of(cls, keys: pa.Array, values: pa.Array) -> DecodedFile:
+        return cls(keys.cast(pa.large_binary()), values.cast(pa.large_binary()).dictionary_encode())
+
+    @classmethod
+    def read(cls, reader: HFileReader) -> DecodedFile:
+        keys = reader.keys()
+        rows, values = reader.lookup(keys)
+        return cls.of(keys.take(pa.array(rows)), normalized_values(reader, values))
+
+    def lookup(self, keys: pa.Array) -> tuple[np.ndarray, pa.Array]:
+        """As HFileReader.lookup, over the decoded arrays (a hash lookup, no block decoded)."""
+        at = pc.fill_null(pc.index_in(keys, value_set=self.sorted_keys), -1).to_numpy()
+        rows = np.flatnonzero(at >= 0)
+        taken = self.values.take(pa.array(at[rows]))
+        return rows, taken.dictionary.take(taken.indices)
+
+    def keys(self) -> pa.LargeBinaryArray:
+        return self.sorted_keys
+
+    def __len__(self) -> int:
+        return len(self.sorted_keys)
+
+
+def content_digest(data: bytes) -> bytes:
+    """What identifies a decoded file: its bytes' digest (a rebuilt index reuses names, and sizes may match)."""
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+class _DecodedFiles:
+    """Base HFiles of record indexes decoded whole, by the digest of their bytes. An upsert of many keys decodes
+    (nearly) every block of every base file anyway; keeping them lets the next write of the same process (a
+    streaming job, a notebook, a reused Spark worker) read the files but decode only the log blocks written since,
+    and the writer of a base file keeps what it wrote. Bounded by entries, least recently used first out."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._files: OrderedDict[bytes, DecodedFile] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: bytes) -> DecodedFile | None:
+        with self._lock:
+            found = self._files.get(key)
+            if found is not None:
+                self._files.move_to_end(key)
+            return found
+
+    def put(self, key: bytes, decoded: DecodedFile) -> None:
+        if len(decoded) > self.capacity:
+            return
+        with self._lock:
+            self._files[key] = decoded
+            while sum(len(f) for f in self._files.values()) > self.capacity:
+                self._files.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._files.clear()
+
+
+# A base file is decoded whole once the keys asked of it are at least this many per data block: most blocks hold
+# one then, and the decoded file serves the next lookups too.
+WHOLE_FILE_KEYS_PER_BLOCK = 1
+# About 25 bytes an entry (keys of ~11 bytes, their offsets, a 4-byte location code): some 500 MB at most.
+DECODED_FILES = _DecodedFiles(capacity=20_000_000)
+
+
 class RecordIndex:
     """The record index of a data table, as of its metadata table's latest instants that count."""
 
@@ -247,11 +325,25 @@ class RecordIndex:
         completed = frozenset(i.timestamp for i in timeline.completed())
         return cls(mdt, slices, valid_instants(data_timeline, timeline), completed, timeline.timeline_start())
 
-    def _sources(self, file_slice: FileSlice) -> Iterator[HFileReader | pa.Array]:
+    def _base(self, base: BaseFile, asked: int) -> HFileReader | DecodedFile:
+        """The slice's base HFile: decoded whole (and kept) when `asked` keys touch most of its blocks, read
+        block by block for a few keys; kept decoded from an earlier read or its writer, whatever is asked."""
+        data = self.mdt.read_bytes(base.path)
+        key = content_digest(data)
+        decoded = DECODED_FILES.get(key)
+        if decoded is not None:
+            return decoded
+        reader = HFileReader(data, f"{METADATA_FOLDER}/{base.path}")
+        if not reader.data_index or asked < WHOLE_FILE_KEYS_PER_BLOCK * len(reader.data_index):
+            return reader
+        decoded = DecodedFile.read(reader)
+        DECODED_FILES.put(key, decoded)
+        return decoded
+
+    def _sources(self, file_slice: FileSlice, asked: int) -> Iterator[HFileReader | DecodedFile | pa.Array]:
         """The slice's base HFile, then its log blocks that count: HFiles of puts, arrays of deleted keys."""
         if file_slice.base_file is not None:
-            path = file_slice.base_file.path
-            yield HFileReader(self.mdt.read_bytes(path), f"{METADATA_FOLDER}/{path}")
+            yield self._base(file_slice.base_file, asked)
         scan = LogScan(self.valid, self.completed, self.start)
         for log in file_slice.log_files:
             for block in read_log_file(self.mdt, log.path):
@@ -263,8 +355,10 @@ class RecordIndex:
         """(rows of `keys` the file group holds, their values in pyhudi's schema)."""
         found = _Found(np.full(len(keys), -1, dtype=np.int64), [])
         binary = keys.cast(pa.large_binary())
-        for source in self._sources(file_slice):
-            if isinstance(source, HFileReader):
+        for source in self._sources(file_slice, len(keys)):
+            if isinstance(source, DecodedFile):
+                found.put(*source.lookup(binary))
+            elif isinstance(source, HFileReader):
                 rows, values = source.lookup(binary)
                 found.put(rows, normalized_values(source, values))
             else:
@@ -289,8 +383,8 @@ class RecordIndex:
 
     def slice_keys(self, file_slice: FileSlice) -> pa.Array:
         """Every key a file group may hold (its keys in every source), sorted, for reading it whole."""
-        parts = [source.keys() if isinstance(source, HFileReader) else source.cast(pa.large_binary())
-                 for source in self._sources(file_slice)]
+        parts = [source.keys() if isinstance(source, HFileReader | DecodedFile) else source.cast(pa.large_binary())
+                 for source in self._sources(file_slice, 1 << 62)]
         keys = pc.unique(pa.concat_arrays(parts)) if parts else pa.array([], pa.large_binary())
         return pc.take(keys, pc.sort_indices(keys)).cast(pa.string())
 

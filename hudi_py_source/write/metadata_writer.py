@@ -91,8 +91,11 @@ from ..table.properties import (
     init_table_layout,
 )
 from ..table.record_index import (
+    DECODED_FILES,
     RECORD_INDEX_PARTITION,
+    DecodedFile,
     RecordIndex,
+    content_digest,
     encode_location,
     estimate_file_groups,
     file_group_indexes,
@@ -396,9 +399,10 @@ class MetadataTableWriter:
             rows = _sorted_by_key(puts.filter(pa.array(owner == index)))
             file_id = record_index_file_group(index)
             path = f"{RECORD_INDEX_PARTITION}/{make_base_file_name(file_id, WRITE_TOKEN, instant, '.hfile')}"
-            content = metadata_hfile(rows.column("key").cast(pa.large_binary()), _location_values(rows, utc),
-                                     base_file=True)
+            keys, values = rows.column("key").combine_chunks(), _location_values(rows, utc)
+            content = metadata_hfile(keys.cast(pa.large_binary()), values, base_file=True)
             self.storage.write_bytes(path, content)
+            DECODED_FILES.put(content_digest(content), DecodedFile.of(keys, values))
             stats.append(WriteStat(file_id=file_id, path=path, prev_commit="null", num_writes=rows.num_rows,
                                    num_inserts=rows.num_rows, total_write_bytes=len(content),
                                    partition_path=RECORD_INDEX_PARTITION, file_size_in_bytes=len(content)))
@@ -709,8 +713,9 @@ def _compact(mdt: HoodieTable, instant_time: str) -> None:
         else:
             keys = index.slice_keys(file_slice)
             rows, values = index.slice_values(file_slice, keys)
-            content, count = metadata_hfile(keys.take(pa.array(rows)).cast(pa.large_binary()), values,
-                                            base_file=True), len(rows)
+            kept = keys.take(pa.array(rows)).cast(pa.large_binary())
+            content, count = metadata_hfile(kept, values, base_file=True), len(rows)
+            DECODED_FILES.put(content_digest(content), DecodedFile.of(kept, values))
         mdt.storage.write_bytes(path, content)
         stats.append(WriteStat(file_id=file_slice.file_id, path=path, prev_commit=file_slice.base_instant,
                                num_writes=count, num_update_writes=count, total_write_bytes=len(content),

@@ -4,7 +4,8 @@ Hudi tracks every written record's old and new location; pyhudi reads the same f
 every writer (the core, Spark tasks, table services) updates the index alike:
 - a new base file of file group G: its keys not live in G's previous slice are put at G (inserts, records moved
   from another partition, keys inserted again after a delete), and the previous slice's live keys it no longer
-  holds are deleted (COW deletes). A compaction rewrites G with the same keys and changes nothing;
+  holds are deleted (COW deletes); a merge that reports neither inserts nor deletes over a base-only slice kept
+  the keys and is not read. A compaction rewrites G with the same keys and changes nothing;
 - a log file of G: keys of its delete blocks are deleted; keys of its data blocks not live in G before are put
   (a log-only file group, as the bucket index writes);
 - a replacecommit (insert_overwrite, delete_partition, clustering): the live keys of the replaced file groups are
@@ -139,11 +140,21 @@ def _log_keys(table: HoodieTable, path: str, instant_time: str) -> tuple[pa.Arra
     return (pa.concat_arrays(written) if written else _NO_KEYS, pa.concat_arrays(deleted) if deleted else _NO_KEYS)
 
 
+def _same_keys(stat: WriteStat, name: str, previous: FileSlice | None) -> bool:
+    """A new base file of a base-only slice that the merge says inserted and deleted nothing (updates only)
+    holds the same keys: neither file need be read."""
+    return (parse_base_file_name(name) is not None and previous is not None and previous.base_file is not None
+            and not previous.log_files and not stat.num_inserts and not stat.num_deletes)
+
+
 def _apply_stat(change: RecordIndexChange, slices: _Slices, stat: WriteStat, instant_time: str) -> None:
     partition = stat.partition_path or ""
     name = posixpath.basename(stat.path or "")
     file_id = stat.file_id or ""
-    before = slices.live_keys(slices.latest(partition, file_id))
+    previous = slices.latest(partition, file_id)
+    if _same_keys(stat, name, previous):
+        return
+    before = slices.live_keys(previous)
     if parse_base_file_name(name) is not None:
         keys = _base_keys(slices.table, stat.path or "")
         change.put(_minus(keys, before), partition, file_id, instant_time)

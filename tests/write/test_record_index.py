@@ -20,7 +20,9 @@ from hudi_py_source import HoodieTableError, Table
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.hoodie_table import HoodieTable
 from hudi_py_source.table.properties import TableProperties
+from hudi_py_source.table import record_index
 from hudi_py_source.table.record_index import (
+    DECODED_FILES,
     RECORD_INDEX_PARTITION,
     RecordIndex,
     decode_locations,
@@ -157,3 +159,41 @@ def test_the_index_sizes_its_file_groups(tmp_path: Path) -> None:
     assert sorted(p.name for p in folder.iterdir() if p.name.endswith(".hfile")) == [
         f"record-index-000{i}-0_0-0-0_00000000000000001.hfile" for i in range(3)]
     assert len(index_entries(path)) == 40
+
+
+@pytest.mark.parametrize("table_type", [COW, MOR])
+def test_a_restore_rebuilds_the_index_and_no_decoded_file_outlives_it(tmp_path: Path, table_type: str) -> None:
+    """The rebuilt index reuses the file names of the first one; what this process decoded of the first must not
+    answer for it (a stale location would duplicate the keys)."""
+    path = str(tmp_path / "t")
+    write = {**options("upsert", 9), **INDEXED, "hoodie.datasource.write.table.type": table_type}
+    Table(path).write(rows(list(range(12)), 1), {**write, "hoodie.datasource.write.operation": "insert"})
+    saved = Table(path).savepoint()
+    Table(path).write(rows(list(range(12)), 2), {**write, "hoodie.datasource.write.operation": "insert_overwrite"})
+    Table(path).write(rows(list(range(12)), 3), write)
+    Table(path).restore(saved)
+    assert Table(path).validate_metadata() == []
+    Table(path).write(rows(list(range(12)), 4), write)
+    got = Table(path).read()
+    assert got.num_rows == 12
+    assert id_to_ts(got) == {record_id(i): 4000 + i for i in range(12)}
+    assert Table(path).validate_metadata() == []
+
+
+def test_a_decoded_base_file_answers_as_its_blocks_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = str(tmp_path / "t")
+    Table(path).write(rows(list(range(300)), 1), options("insert", 9))
+    Table(path).write(rows([0], 2), {**options("upsert", 9), **INDEXED})
+    table = HoodieTable.load(Storage(path))
+    index = RecordIndex.load(table.storage, table.props, table.timeline)
+    asked = pa.array([record_id(i) for i in range(0, 400, 3)])
+    DECODED_FILES.clear()
+    with monkeypatch.context() as patch:
+        patch.setattr(record_index, "WHOLE_FILE_KEYS_PER_BLOCK", 1000)
+        few = [index.lookup(asked.slice(i, 1)) for i in range(len(asked))]
+        assert len(DECODED_FILES._files) == 0
+    whole = index.lookup(asked)
+    assert DECODED_FILES._files
+    assert [(p[0].as_py(), f[0].as_py()) for p, f in few] == list(zip(whole[0].to_pylist(), whole[1].to_pylist(),
+                                                                        strict=True))
+    assert whole[1].null_count == len([i for i in range(0, 400, 3) if i >= 300])
