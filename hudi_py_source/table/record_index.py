@@ -32,12 +32,12 @@ import pyarrow.compute as pc
 
 from ..errors import HoodieCorruptedDataError, HoodieTableError
 from ..io.hfile import HFileReader
-from ..io.log_blocks import BlockType, LogBlock, decode_delete_block
+from ..io.log_blocks import BlockType, decode_delete_block
 from ..io.log_format import read_log_file
 from ..storage import Storage
 from ..timeline.active import ActiveTimeline
 from ..timeline.instant import parse_instant_time
-from .fs_view import BaseFile, FileSlice, FileSystemView
+from .fs_view import FileSlice, FileSystemView
 from .mdt import METADATA_FOLDER, LogScan, metadata_storage, parsed_schema, valid_instants
 from .metadata_records import META_FIELD_NAMES, RECORD_SCHEMA, RECORD_SCHEMA_JSON
 from .properties import TableProperties
@@ -223,7 +223,7 @@ class _Found:
 
 @dataclass(frozen=True)
 class DecodedFile:
-    """A record-index base HFile decoded whole: its keys (in file order), and their values (pyhudi's schema)
+    """A record-index HFile decoded whole: its keys (in file order), and their values (pyhudi's schema)
     dictionary-encoded, as an index of a few distinct locations per key."""
 
     sorted_keys: pa.LargeBinaryArray
@@ -259,10 +259,10 @@ def content_digest(data: bytes) -> bytes:
 
 
 class _DecodedFiles:
-    """Base HFiles of record indexes decoded whole, by the digest of their bytes. An upsert of many keys decodes
-    (nearly) every block of every base file anyway; keeping them lets the next write of the same process (a
-    streaming job, a notebook, a reused Spark worker) read the files but decode only the log blocks written since,
-    and the writer of a base file keeps what it wrote. Bounded by entries, least recently used first out."""
+    """HFiles of record indexes (base files, log blocks) decoded whole, by the digest of their bytes. An upsert
+    of many keys decodes (nearly) every block of every HFile anyway; keeping them lets the next write of the same
+    process (a streaming job, a notebook, a reused Spark worker) read the files but decode only what was written
+    since, and the writer of an HFile keeps what it wrote. Bounded by entries, least recently used first out."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
@@ -325,31 +325,20 @@ class RecordIndex:
         completed = frozenset(i.timestamp for i in timeline.completed())
         return cls(mdt, slices, valid_instants(data_timeline, timeline), completed, timeline.timeline_start())
 
-    def _base(self, base: BaseFile, asked: int) -> HFileReader | DecodedFile:
-        """The slice's base HFile: decoded whole (and kept) when `asked` keys touch most of its blocks, read
-        block by block for a few keys; kept decoded from an earlier read or its writer, whatever is asked."""
-        data = self.mdt.read_bytes(base.path)
-        key = content_digest(data)
-        decoded = DECODED_FILES.get(key)
-        if decoded is not None:
-            return decoded
-        reader = HFileReader(data, f"{METADATA_FOLDER}/{base.path}")
-        if not reader.data_index or asked < WHOLE_FILE_KEYS_PER_BLOCK * len(reader.data_index):
-            return reader
-        decoded = DecodedFile.read(reader)
-        DECODED_FILES.put(key, decoded)
-        return decoded
-
     def _sources(self, file_slice: FileSlice, asked: int) -> Iterator[HFileReader | DecodedFile | pa.Array]:
         """The slice's base HFile, then its log blocks that count: HFiles of puts, arrays of deleted keys."""
         if file_slice.base_file is not None:
-            yield self._base(file_slice.base_file, asked)
+            path = file_slice.base_file.path
+            yield _hfile(self.mdt.read_bytes(path), f"{METADATA_FOLDER}/{path}", asked)
         scan = LogScan(self.valid, self.completed, self.start)
         for log in file_slice.log_files:
             for block in read_log_file(self.mdt, log.path):
                 scan.add(f"{METADATA_FOLDER}/{log.path}", log.base_instant, block)
         for path, block in scan.kept:
-            yield _source_of(path, block)
+            if block.block_type == BlockType.DELETE_BLOCK:
+                yield decode_delete_block(block).column("record_key").combine_chunks().cast(pa.string())
+            else:
+                yield _hfile(block.content, f"{path} (HFile data block at byte offset {block.offset})", asked)
 
     def slice_values(self, file_slice: FileSlice, keys: pa.Array) -> tuple[np.ndarray, pa.Array]:
         """(rows of `keys` the file group holds, their values in pyhudi's schema)."""
@@ -396,10 +385,20 @@ class RecordIndex:
         return table.filter(pc.is_valid(table["file_id"]))
 
 
-def _source_of(path: str, block: LogBlock) -> HFileReader | pa.Array:
-    if block.block_type == BlockType.DELETE_BLOCK:
-        return decode_delete_block(block).column("record_key").combine_chunks().cast(pa.string())
-    return HFileReader(block.content, f"{path} (HFile data block at byte offset {block.offset})")
+def _hfile(data: bytes, where: str, asked: int) -> HFileReader | DecodedFile:
+    """An HFile of the index (a base file or a log block's): decoded whole (and kept) when `asked` keys touch most
+    of its blocks, read block by block for a few keys; kept decoded from an earlier read or its writer, whatever
+    is asked."""
+    key = content_digest(data)
+    decoded = DECODED_FILES.get(key)
+    if decoded is not None:
+        return decoded
+    reader = HFileReader(data, where)
+    if not reader.data_index or asked < WHOLE_FILE_KEYS_PER_BLOCK * len(reader.data_index):
+        return reader
+    decoded = DecodedFile.read(reader)
+    DECODED_FILES.put(key, decoded)
+    return decoded
 
 
 def _scatter(size: int, rows: list[np.ndarray], partitions: list[pa.Array],

@@ -469,8 +469,10 @@ class MetadataTableWriter:
             gone = deletes.filter(pa.array(delete_owner == index))
             blocks = []
             if rows.num_rows:
-                blocks.append(encode_block(BlockType.HFILE_DATA_BLOCK, header, metadata_hfile(
-                    rows.column("key").cast(pa.large_binary()), _location_values(rows, utc), base_file=False)))
+                keys, values = rows.column("key").combine_chunks(), _location_values(rows, utc)
+                content = metadata_hfile(keys.cast(pa.large_binary()), values, base_file=False)
+                DECODED_FILES.put(content_digest(content), DecodedFile.of(keys, values))
+                blocks.append(encode_block(BlockType.HFILE_DATA_BLOCK, header, content))
             if len(gone):
                 blocks.append(encode_delete_block(gone, pa.repeat(pa.scalar(RECORD_INDEX_PARTITION), len(gone)),
                                                   None, instant_time, RECORD_SCHEMA_JSON))
