@@ -136,7 +136,8 @@ def _log_keys(table: HoodieTable, path: str, instant_time: str) -> tuple[pa.Arra
         if block.block_type == BlockType.DELETE_BLOCK:
             deleted.append(decode_delete_block(block).column("record_key").combine_chunks().cast(pa.string()))
         elif block.is_data_block:
-            written.append(decode_data_block(block).column(RECORD_KEY_COL).combine_chunks().cast(pa.string()))
+            keys = decode_data_block(block, fields={RECORD_KEY_COL}).column(RECORD_KEY_COL)
+            written.append(keys.combine_chunks().cast(pa.string()))
     return (pa.concat_arrays(written) if written else _NO_KEYS, pa.concat_arrays(deleted) if deleted else _NO_KEYS)
 
 
