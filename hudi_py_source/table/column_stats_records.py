@@ -234,9 +234,11 @@ def columns_to_index(schema: pa.Schema, configured: list[str] | None, max_column
 
 
 def _configured_supported(schema: pa.Schema, dotted: str) -> bool:
+    """Whether a configured (possibly nested) column exists with a supported type; Hudi's writer fails on a
+    column the schema lacks, pyhudi leaves it out."""
     head, *rest = dotted.split(".")
     if head not in schema.names:
-        return True  # Hudi takes a configured column it cannot resolve as it is (its footer may have it)
+        return False
     t = schema.field(head).type
     for part in rest:
         if not pa.types.is_struct(t) or t.get_field_index(part) < 0:
@@ -476,15 +478,19 @@ def _unwrap(union: Any, value_type: ValueType | None, decimal: tuple[int, int] |
     value = wrapper["value"]
     if value_type is None:
         value_type = _V1_TYPES[kind]
-        if kind == "TimeMicros" and isinstance(value, dt.time):
-            return value, value_type
-        if kind == "Decimal":
+        if kind in ("TimeMicros", "Decimal"):  # logical types: fastavro gave a datetime.time / Decimal already
             return value, value_type
     if value_type == ValueType.DECIMAL and isinstance(value, bytes):
         return _decimal_of(int.from_bytes(value, "big", signed=True), decimal[1] if decimal else 0), value_type
     if value_type == ValueType.UUID:
         return uuid.UUID(value), value_type
     return _from_wire(value, value_type), value_type
+
+
+def _precision_scale(info: str) -> tuple[int, int]:
+    """A decimal's valueType.additionalInfo, "precision,scale"."""
+    precision, scale = info.split(",")
+    return int(precision), int(scale)
 
 
 def stats_record(record: dict[str, Any]) -> StatsRecord:
@@ -496,15 +502,15 @@ def stats_record(record: dict[str, Any]) -> StatsRecord:
     info = stats.get("valueType")
     value_type = ValueType(info[1]["typeOrdinal"]) if info is not None else None
     extra = info[1].get("additionalInfo") if info is not None else None
-    decimal = tuple(int(x) for x in extra.split(",")) if extra else None
-    low, low_type = _unwrap(stats.get("minValue"), value_type, decimal)  # type: ignore[arg-type]
-    high, high_type = _unwrap(stats.get("maxValue"), value_type, decimal)  # type: ignore[arg-type]
+    decimal = _precision_scale(extra) if extra else None
+    low, low_type = _unwrap(stats.get("minValue"), value_type, decimal)
+    high, high_type = _unwrap(stats.get("maxValue"), value_type, decimal)
     if value_type is None and low_type == ValueType.DECIMAL:
         decimal = (_DECIMAL_MAX_PRECISION, _DECIMAL_MAX_SCALE)
     resolved = low_type if low_type != ValueType.NULL else high_type
     r = ColumnRange(stats.get("columnName") or "", low, high, stats.get("nullCount"), stats.get("valueCount"),
                     stats.get("totalSize"), stats.get("totalUncompressedSize"), resolved,
-                    decimal)  # type: ignore[arg-type]
+                    decimal)
     return StatsRecord(stats.get("fileName") or "", r, bool(stats["isDeleted"]),
                        bool(stats.get("isTightBound", False)))
 
@@ -524,7 +530,9 @@ def decode_records(values: Sequence[bytes], writer_schema: str | dict[str, Any] 
             record = fastavro.schemaless_reader(io.BytesIO(value), schema, _PARSED, return_record_name=True)
         except (ValueError, EOFError, IndexError, KeyError, UnicodeDecodeError, TypeError) as exc:
             raise HoodieCorruptedDataError(f"a column stats record does not decode: {exc}") from exc
-        out.append(stats_record(record))  # type: ignore[arg-type]
+        if not isinstance(record, dict):
+            raise HoodieCorruptedDataError("a column stats value is not a record")
+        out.append(stats_record(record))
     return out
 
 

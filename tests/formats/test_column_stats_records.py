@@ -312,3 +312,26 @@ def test_decode_decodes_each_distinct_value_once(monkeypatch: pytest.MonkeyPatch
     table = decode_column_stats(values * 5)
     assert table.num_rows == 5 and calls == [1]
     assert table.column("min").to_pylist()[0]["long"] == 1
+
+
+def test_v1_records_take_their_wrappers_type() -> None:
+    """Hudi 0.x wrote no valueType; DateWrapper days and DecimalWrapper (30, 15) values name the type."""
+    def v1(column: str, wrapper: str, value: object) -> bytes:
+        stats = {"fileName": "f", "columnName": column, "minValue": (f"org.apache.hudi.avro.model.{wrapper}",
+                                                                    {"value": value}),
+                 "maxValue": None, "valueCount": 1, "nullCount": 0, "totalSize": 1, "totalUncompressedSize": 1,
+                 "isDeleted": False, "isTightBound": False, "valueType": None}
+        out = io.BytesIO()
+        fastavro.schemaless_writer(out, fastavro.parse_schema(RECORD_SCHEMA),
+                                   {"key": "", "type": 3, "filesystemMetadata": None, "ColumnStatsMetadata": stats})
+        return out.getvalue()
+
+    date, decimal = decode_records([v1("d", "DateWrapper", 19737), v1("x", "DecimalWrapper", Decimal("1.5"))])
+    assert (date.range.value_type, date.range.min) == (ValueType.DATE, dt.date(2024, 1, 15))
+    assert (decimal.range.value_type, decimal.range.min, decimal.range.decimal) == (ValueType.DECIMAL,
+                                                                                    Decimal("1.5"), (30, 15))
+
+
+def test_configured_columns_the_schema_lacks_are_left_out() -> None:
+    schema = pa.schema([("a", pa.int32()), ("s", pa.struct([("x", pa.list_(pa.int32()))]))])
+    assert columns_to_index(schema, ["missing", "a", "s.x", "s.y"], 32) == ["a"]
