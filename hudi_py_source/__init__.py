@@ -23,11 +23,11 @@ against it.
         asked) and file-system view, the file groups pending services hold, the table version a write writes
     timeline: timeline.* table.properties table.properties_v8 table.upgrade_properties table.partition_metadata
         the active and archived timeline, instants and their metadata; the table's own metadata files
-    formats: io.* merge.* keygen table table.file_names table.file_group_id table.metadata_records
+    formats: io.* merge.* keygen table table.file_names table.file_group_id table.metadata_records table.column_stats_records
         parquet, Avro and log file formats; payload merging; record keys; file names and ids
     foundation: errors storage config joda
         the error family, the one storage layer, the typed option registry, Hudi's date formats
-"""
+"""  # noqa: E501 (a layer line lists its modules on one line)
 
 from .errors import (
     HoodieClusteringConflictError,
