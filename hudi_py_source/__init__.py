@@ -1,9 +1,9 @@
 """pyhudi: Apache Hudi tables in Python, for Spark 4's Python Data Source and plain Arrow.
 
-The package in layers, top to bottom. A module imports modules of its own layer or of a layer below it,
-never above; no two modules import each other, even within a layer; every import is at the top of its
-module; only the spark layer imports pyspark. tests/system/test_layers.py reads this picture and checks the code
-against it.
+The package in layers, top to bottom (a line starting with `+` goes on with the layer's modules). A module
+imports modules of its own layer or of a layer below it, never above; no two modules import each other, even
+within a layer; every import is at the top of its module; only the spark layer imports pyspark.
+tests/system/test_layers.py reads this picture and checks the code against it.
 
     spark: spark.*
         the Spark adapter: the data source, streaming, routed writes, catalog sync
@@ -18,16 +18,16 @@ against it.
     access: index.* read.*
         the indexes that find a key's file group; query planning and reading
     table: table.hoodie_table table.mdt table.record_index table.fs_view table.file_listing table.table_version
-        timeline.service_plans
+        + timeline.service_plans
         a table loaded: properties, timeline, its files (listed from storage, or from the metadata table when
         asked) and file-system view, the file groups pending services hold, the table version a write writes
     timeline: timeline.* table.properties table.properties_v8 table.upgrade_properties table.partition_metadata
         the active and archived timeline, instants and their metadata; the table's own metadata files
-    formats: io.* merge.* keygen table table.file_names table.file_group_id table.metadata_records table.column_stats_records
+    formats: io.* merge.* keygen table table.file_names table.file_group_id table.*_records
         parquet, Avro and log file formats; payload merging; record keys; file names and ids
     foundation: errors storage config joda
         the error family, the one storage layer, the typed option registry, Hudi's date formats
-"""  # noqa: E501 (a layer line lists its modules on one line)
+"""
 
 from .errors import (
     HoodieClusteringConflictError,

@@ -9,6 +9,7 @@ round (a cycle). Only the spark layer imports pyspark.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,16 +34,29 @@ class Module:
 
 
 def layers() -> list[tuple[str, list[str]]]:
-    """(layer, patterns) from the package docstring, top layer first."""
-    found = [LAYER_LINE.match(line) for line in (hudi_py_source.__doc__ or "").splitlines()]
-    return [(m.group(1), m.group(2).split()) for m in found if m]
+    """(layer, patterns) from the package docstring, top layer first; a layer's patterns go on in the lines right
+    after it that start with `+`."""
+    found: list[tuple[str, list[str]]] = []
+    continues = False
+    for line in (hudi_py_source.__doc__ or "").splitlines():
+        match = LAYER_LINE.match(line)
+        if match:
+            found.append((match.group(1), match.group(2).split()))
+        elif continues and line.strip().startswith("+ "):
+            found[-1][1].extend(line.strip()[2:].split())
+        else:
+            continues = False
+            continue
+        continues = True
+    return found
 
 
 def _matches(name: str, pattern: str) -> bool:
+    """A module name against a pattern: `x.*` is x and everything under it, other patterns are shell globs."""
     relative = name if name == ROOT else name.removeprefix(ROOT + ".")
     if pattern.endswith(".*"):
         return relative == pattern[:-2] or relative.startswith(pattern[:-1])
-    return relative == pattern
+    return fnmatch.fnmatchcase(relative, pattern)
 
 
 def layer_of(name: str) -> int:

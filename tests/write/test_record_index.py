@@ -18,9 +18,9 @@ from support.v8_writes import HISTORY, VERSIONS, apply_write, id_to_ts, options,
 
 from hudi_py_source import HoodieTableError, Table
 from hudi_py_source.storage import Storage
+from hudi_py_source.table import record_index
 from hudi_py_source.table.hoodie_table import HoodieTable
 from hudi_py_source.table.properties import TableProperties
-from hudi_py_source.table import record_index
 from hudi_py_source.table.record_index import (
     DECODED_FILES,
     RECORD_INDEX_PARTITION,
