@@ -62,6 +62,7 @@ from ..table.file_listing import StorageListing
 from ..table.file_names import make_base_file_name, make_log_file_name, parse_log_file_name
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
+from ..table.keyed_partition import DECODED_FILES, DecodedFile, KeyedPartition, content_digest, file_group_indexes
 from ..table.mdt import (
     FILES_PARTITION,
     METADATA_FOLDER,
@@ -90,17 +91,7 @@ from ..table.properties import (
     TableProperties,
     init_table_layout,
 )
-from ..table.record_index import (
-    DECODED_FILES,
-    RECORD_INDEX_PARTITION,
-    DecodedFile,
-    RecordIndex,
-    content_digest,
-    encode_location,
-    estimate_file_groups,
-    file_group_indexes,
-    instant_millis,
-)
+from ..table.record_index import RECORD_INDEX_PARTITION, encode_location, estimate_file_groups, instant_millis
 from ..table.record_index import file_group_id as record_index_file_group
 from ..timeline import avro_models
 from ..timeline.active import ActiveTimeline
@@ -701,8 +692,9 @@ def _compact(mdt: HoodieTable, instant_time: str) -> None:
     requested = timeline.create_requested(instant_time, COMPACTION, avro_models.serialize("HoodieCompactionPlan", plan))
     inflight = timeline.transition_to_inflight(requested)
     completed = frozenset(i.timestamp for i in timeline.completed())
-    index = RecordIndex(mdt.storage, [s for p, s in work if p == RECORD_INDEX_PARTITION], completed, completed,
-                        timeline.timeline_start())
+    keyed = {partition: KeyedPartition(mdt.storage, partition, [s for p, s in work if p == partition], completed,
+                                       completed, timeline.timeline_start())
+             for partition in _compacted_partitions(mdt) if partition != FILES_PARTITION}
     stats = []
     for partition, file_slice in work:
         name = make_base_file_name(file_slice.file_id, WRITE_TOKEN, instant_time, ".hfile")
@@ -713,8 +705,8 @@ def _compact(mdt: HoodieTable, instant_time: str) -> None:
             records = {key: {n: e for n, e in listing.items() if not e[1]} for key, listing in state.records.items()}
             content, count = files_hfile(records, base_file=True, file_name=name), len(records)
         else:
-            keys = index.slice_keys(file_slice)
-            rows, values = index.slice_values(file_slice, keys)
+            keys = keyed[partition].slice_keys(file_slice)
+            rows, values = keyed[partition].slice_values(file_slice, keys)
             kept = keys.take(pa.array(rows)).cast(pa.large_binary())
             content, count = metadata_hfile(kept, values, base_file=True), len(rows)
             DECODED_FILES.put(content_digest(content), DecodedFile.of(kept, values))

@@ -18,17 +18,16 @@ from support.v8_writes import HISTORY, VERSIONS, apply_write, id_to_ts, options,
 
 from hudi_py_source import HoodieTableError, Table
 from hudi_py_source.storage import Storage
-from hudi_py_source.table import record_index
+from hudi_py_source.table import keyed_partition
 from hudi_py_source.table.hoodie_table import HoodieTable
+from hudi_py_source.table.keyed_partition import DECODED_FILES, file_group_indexes
 from hudi_py_source.table.properties import TableProperties
 from hudi_py_source.table.record_index import (
-    DECODED_FILES,
     RECORD_INDEX_PARTITION,
     RecordIndex,
     decode_locations,
     encode_location,
     estimate_file_groups,
-    file_group_indexes,
 )
 
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
@@ -189,7 +188,7 @@ def test_a_decoded_base_file_answers_as_its_blocks_do(tmp_path: Path, monkeypatc
     asked = pa.array([record_id(i) for i in range(0, 400, 3)])
     DECODED_FILES.clear()
     with monkeypatch.context() as patch:
-        patch.setattr(record_index, "WHOLE_FILE_KEYS_PER_BLOCK", 1000)
+        patch.setattr(keyed_partition, "WHOLE_FILE_KEYS_PER_BLOCK", 1000)
         few = [index.lookup(asked.slice(i, 1)) for i in range(len(asked))]
         assert len(DECODED_FILES._files) == 0
     whole = index.lookup(asked)
