@@ -225,8 +225,11 @@ METADATA_COMPACT_MAX_DELTA_COMMITS = define(
     "Compact the metadata table's file group after this many deltacommits.", validate=_positive)
 METADATA_COLUMN_STATS_ENABLE = define(
     "hoodie.metadata.index.column.stats.enable", False, bool,
-    "The metadata table's column_stats partition. false removes an existing one, as Hudi does.",
-    supported=(False,), unsupported="pyhudi does not write the column_stats partition yet")
+    "The metadata table's column_stats partition (each base file's column ranges, for data skipping): true builds "
+    "it (and the metadata table) when missing and keeps it in step; false removes an existing one, as Hudi does.")
+COLUMN_STATS_FILE_GROUPS = define(
+    "hoodie.metadata.index.column.stats.file.group.count", 2, int,
+    "File groups of a new column_stats partition.", validate=_positive)
 METADATA_PARTITION_STATS_ENABLE = define(
     "hoodie.metadata.index.partition.stats.enable", False, bool,
     "The metadata table's partition_stats partition. false removes an existing one, as Hudi does.",

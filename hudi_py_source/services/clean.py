@@ -57,7 +57,13 @@ from ..timeline.instant import (
     format_instant_time,
 )
 from ..timeline.service_plans import compaction_operations, pending_clustering_file_groups
-from ..write.metadata_writer import MetadataTableWriter, change_of_clean, has_metadata_table, refuse_unkept_metadata
+from ..write.metadata_writer import (
+    MetadataTableWriter,
+    change_of_clean,
+    has_metadata_table,
+    keyed_changes_of_clean,
+    refuse_unkept_metadata,
+)
 from .savepoint import savepoint_instants, savepointed_files
 
 LOG = logging.getLogger("hudi_py_source.clean")
@@ -396,7 +402,8 @@ def _execute(table: HoodieTable, instant: Instant, plan: dict[str, Any]) -> str:
         **({"extraMetadata": plan.get("extraMetadata") or {}} if layout >= 2 else {}),  # the plan's, as Hudi
     }
     if has_metadata_table(table.props):
-        MetadataTableWriter(storage).commit(instant.timestamp, change_of_clean(record), timeline)
+        MetadataTableWriter(storage).commit(instant.timestamp, change_of_clean(record), timeline,
+                                            keyed_changes_of_clean(table, record))
     timeline.complete(instant, avro_models.serialize(METADATA, record, layout))
     LOG.info("clean %s deleted %d file(s)", instant.timestamp, record["totalFilesDeleted"])
     return instant.timestamp

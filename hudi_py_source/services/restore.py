@@ -49,7 +49,7 @@ from ..write.metadata_writer import (
     MetadataTableWriter,
     has_metadata_table,
     initializing,
-    kept_index,
+    kept_builds,
     refuse_unkept_metadata,
 )
 from ..write.rollback import (
@@ -228,7 +228,7 @@ def execute_restore(storage: Storage | str, restore_time: str) -> str:
     done, rollbacks = _roll_back_planned(table, plan)
     table = table.reload()
     if has_metadata_table(table.props) or initializing(table.props):
-        MetadataTableWriter(table.storage).initialize(table, kept_index(table.props))
+        MetadataTableWriter(table.storage).initialize(table, kept_builds(table.props))
     record = {
         "startRestoreTime": restore_time,
         "timeTakenInMillis": int((time.monotonic() - started) * 1000),

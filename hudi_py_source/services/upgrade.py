@@ -35,7 +35,6 @@ from ..table.mdt import FILES_PARTITION
 from ..table.properties import METADATA_PARTITIONS, TableProperties, finish_interrupted_update
 from ..table.properties import PAYLOAD_CLASS as PAYLOAD_CLASS_KEY
 from ..table.properties_v8 import MERGE_MODE, MULTIPLE_BASE_FORMATS
-from ..table.record_index import RECORD_INDEX_PARTITION
 from ..table.upgrade_properties import LAYOUT_OF_VERSION, property_changes
 from ..timeline.archive_migration import lsm_instants_of, write_layout_1_archive
 from ..timeline.archived import ArchivedTimeline, archive_folder, list_archive_files
@@ -46,7 +45,7 @@ from ..write.metadata_writer import (
     MetadataTableWriter,
     has_metadata_table,
     initializing,
-    kept_index,
+    kept_builds,
     refuse_unkept_metadata,
 )
 from ..write.rollback import rollback_failed_writes
@@ -169,9 +168,9 @@ def migrate(storage: Storage, to_version: int, upgrade: bool, options: dict[str,
     _rollback_and_compact(storage, options)
     props = TableProperties.load(storage)
     rebuild = has_metadata_table(props) or initializing(props)
-    index = kept_index(props)
+    builds = kept_builds(props)
     if rebuild:
-        building = [FILES_PARTITION] + ([RECORD_INDEX_PARTITION] if index is not None else [])
+        building = [FILES_PARTITION, *builds]
         props = props.update(storage, {METADATA_PARTITIONS: "", METADATA_PARTITIONS_INFLIGHT: ",".join(building)})
     moved: list[MovedFile] = []
     if layout_changes:
@@ -187,7 +186,7 @@ def migrate(storage: Storage, to_version: int, upgrade: bool, options: dict[str,
     if layout_changes:
         _delete_sources(storage, props, moved)
     if rebuild:
-        MetadataTableWriter(storage).initialize(HoodieTable.load(storage), index)
+        MetadataTableWriter(storage).initialize(HoodieTable.load(storage), builds)
     LOG.info("%s moved from table version %d to %d", storage.base_url, props.version, to_version)
     return to_version
 

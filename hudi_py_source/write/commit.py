@@ -37,13 +37,17 @@ from ..storage import Storage
 from ..table.file_group_id import FileGroupId
 from ..table.file_names import parse_base_file_name, parse_log_file_name
 from ..table.hoodie_table import HoodieTable
-from ..table.record_index import RECORD_INDEX_PARTITION
 from ..timeline.commit_metadata import CommitMetadata, WriteStat
 from ..timeline.instant import INFLIGHT, REQUESTED, Instant
-from . import record_index_changes
 from .log_append import logs_of_append_marker
 from .markers import WriteMarkers
-from .metadata_writer import DEFAULT_MAX_DELTA_COMMITS, MetadataTableWriter, change_of_commit, has_metadata_table
+from .metadata_writer import (
+    DEFAULT_MAX_DELTA_COMMITS,
+    MetadataTableWriter,
+    change_of_commit,
+    has_metadata_table,
+    keyed_changes_of_commit,
+)
 from .rollback import rollback_instant
 
 LOG = logging.getLogger("hudi_py_source.commit")
@@ -103,11 +107,9 @@ class Commit:
         metadata = CommitMetadata(by_partition, self.compacted, dict(extra_metadata), self.operation_type,
                                   dict(replaced) if replaced is not None else None)
         if has_metadata_table(self.table.props):
-            index_change = None
-            if RECORD_INDEX_PARTITION in self.table.props.metadata_partitions:
-                index_change = record_index_changes.change_of_commit(self.table, metadata, self.instant_time)
             MetadataTableWriter(self.storage, metadata_compact_every).commit(
-                self.instant_time, change_of_commit(metadata), self.table.timeline, index_change)
+                self.instant_time, change_of_commit(metadata), self.table.timeline,
+                keyed_changes_of_commit(self.table, metadata, self.instant_time))
         self.table.timeline.complete(self.instant, metadata.to_bytes(self.table.timeline.layout_version))
         WriteMarkers(self.storage, self.instant_time).delete_all()
         return metadata

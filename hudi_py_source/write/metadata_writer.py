@@ -37,10 +37,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..config import (
+    COLUMN_STATS_FILE_GROUPS,
     INDEX_TYPE,
     METADATA_BLOOM_FILTER_ENABLE,
     METADATA_COLUMN_STATS_ENABLE,
@@ -58,14 +60,24 @@ from ..errors import HoodieTableError
 from ..io.log_blocks import BlockType, HeaderKey, encode_block, encode_delete_block
 from ..io.log_format import read_log_file, write_log_file
 from ..storage import Storage
+from ..table.column_stats import COLUMN_STATS_PARTITION
+from ..table.column_stats import file_group_id as column_stats_file_group
 from ..table.file_listing import StorageListing
 from ..table.file_names import make_base_file_name, make_log_file_name, parse_log_file_name
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
-from ..table.keyed_partition import DECODED_FILES, DecodedFile, KeyedPartition, content_digest, file_group_indexes
+from ..table.keyed_partition import (
+    DECODED_FILES,
+    DecodedFile,
+    KeyedChange,
+    KeyedPartition,
+    content_digest,
+    file_group_indexes,
+)
 from ..table.mdt import (
     FILES_PARTITION,
     METADATA_FOLDER,
+    SOLO_COMMIT_PREFIX,
     FilesPartition,
     LogScan,
     committed_file,
@@ -97,17 +109,15 @@ from ..timeline import avro_models
 from ..timeline.active import ActiveTimeline
 from ..timeline.commit_metadata import CommitMetadata, WriteStat
 from ..timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, Instant
+from . import column_stats_changes, record_index_changes
 from .instant_rollback import rollback_files
-from .record_index_changes import RecordIndexChange, entries_of_table
+from .record_index_changes import RecordIndexChange
 
 LOG = logging.getLogger("hudi_py_source.metadata_table")
 
 FILE_GROUP = "files-0000-0"
 INIT_INSTANT = "00000000000000000"  # Hudi 1.x; Hudi 0.14/0.15 (table version 6) initialize at ...010
 INIT_INSTANT_V6 = "00000000000000010"
-# The record index's initialization follows the files partition's (Hudi numbers the partitions it builds).
-RECORD_INDEX_INIT_INSTANT = "00000000000000001"
-RECORD_INDEX_INIT_INSTANT_V6 = "00000000000000011"
 COMPACTION_SUFFIX_V6 = "001"  # Hudi 0.x compacts the metadata table at its latest deltacommit's time + 001
 WRITE_TOKEN = "0-0-0"
 METADATA_PARTITIONS_INFLIGHT = "hoodie.table.metadata.partitions.inflight"
@@ -184,17 +194,26 @@ def initializing(props: TableProperties) -> bool:
 # partition its configuration disables.
 _DROPPABLE = {"column_stats": METADATA_COLUMN_STATS_ENABLE, "partition_stats": METADATA_PARTITION_STATS_ENABLE,
               "bloom_filters": METADATA_BLOOM_FILTER_ENABLE, "record_index": METADATA_RECORD_INDEX_ENABLE}
-# The metadata partitions pyhudi keeps in step.
-_KEPT = frozenset({FILES_PARTITION, RECORD_INDEX_PARTITION})
+# The keyed metadata partitions pyhudi builds and keeps in step, in the order Hudi numbers their initializations.
+KEYED = (RECORD_INDEX_PARTITION, COLUMN_STATS_PARTITION)
+_KEPT = frozenset({FILES_PARTITION, *KEYED})
 
 
 def wants_record_index(cfg: HoodieConfig) -> bool:
     return bool(cfg.get(METADATA_RECORD_INDEX_ENABLE)) or cfg.get(INDEX_TYPE) == "RECORD_INDEX"
 
 
+def wanted_partitions(cfg: HoodieConfig) -> list[str]:
+    """The keyed partitions the options ask for."""
+    wants = {RECORD_INDEX_PARTITION: wants_record_index(cfg),
+             COLUMN_STATS_PARTITION: bool(cfg.get(METADATA_COLUMN_STATS_ENABLE))}
+    return [p for p in KEYED if wants[p]]
+
+
 @dataclass(frozen=True)
 class IndexSizing:
-    """How many file groups a new record index gets (hoodie.metadata.record.index.*)."""
+    """How many file groups a new keyed partition gets: the record index's estimate (hoodie.metadata.record.index.*),
+    or a fixed count when the bounds are equal (column stats)."""
 
     min_groups: int = 10
     max_groups: int = 10000
@@ -206,23 +225,38 @@ class IndexSizing:
         return cls(cfg.get(RECORD_INDEX_MIN_FILE_GROUPS), cfg.get(RECORD_INDEX_MAX_FILE_GROUPS),
                    cfg.get(RECORD_INDEX_GROWTH_FACTOR), cfg.get(RECORD_INDEX_MAX_FILE_GROUP_SIZE))
 
+    @classmethod
+    def fixed(cls, groups: int) -> IndexSizing:
+        return cls(groups, groups)
+
     def groups(self, records: int) -> int:
         return estimate_file_groups(records, self.min_groups, self.max_groups, self.growth_factor,
                                     self.max_group_bytes)
 
 
-def kept_index(props: TableProperties) -> IndexSizing | None:
-    """A rebuild of the metadata table (restore, upgrade) builds the record index again when the table had one."""
+Builds = dict[str, IndexSizing]
+
+
+def sizings(cfg: HoodieConfig | None = None) -> Builds:
+    cfg = cfg if cfg is not None else HoodieConfig({})
+    return {RECORD_INDEX_PARTITION: IndexSizing.of(cfg),
+            COLUMN_STATS_PARTITION: IndexSizing.fixed(cfg.get(COLUMN_STATS_FILE_GROUPS))}
+
+
+def kept_builds(props: TableProperties, cfg: HoodieConfig | None = None) -> Builds:
+    """The keyed partitions a rebuild of the metadata table (restore, upgrade, a dead initialization) builds again:
+    those the table lists, built or in flight."""
     listed = props.metadata_partitions + list_fields(props.get(METADATA_PARTITIONS_INFLIGHT))
-    return IndexSizing() if RECORD_INDEX_PARTITION in listed else None
+    return {p: sizing for p, sizing in sizings(cfg).items() if p in listed}
 
 
-def _refuse_record_index(table: HoodieTable, cfg: HoodieConfig) -> None:
+def _refuse_keyed(table: HoodieTable, cfg: HoodieConfig, wanted: list[str]) -> None:
     if cfg.is_set(METADATA_ENABLE) and not cfg.get(METADATA_ENABLE):
-        raise HoodieTableError(f"{table.storage.base_url}: the record index lives in the metadata table; "
-                               f"{METADATA_ENABLE.key}=false contradicts {METADATA_RECORD_INDEX_ENABLE.key}=true or "
-                               f"{INDEX_TYPE.key}=RECORD_INDEX", path=table.storage.base_url)
-    if not table.props.populate_meta_fields:
+        raise HoodieTableError(f"{table.storage.base_url}: {', '.join(wanted)} live(s) in the metadata table; "
+                               f"{METADATA_ENABLE.key}=false contradicts {METADATA_RECORD_INDEX_ENABLE.key}=true, "
+                               f"{INDEX_TYPE.key}=RECORD_INDEX or {METADATA_COLUMN_STATS_ENABLE.key}=true",
+                               path=table.storage.base_url)
+    if RECORD_INDEX_PARTITION in wanted and not table.props.populate_meta_fields:
         raise HoodieTableError(f"{table.storage.base_url}: pyhudi builds the record index from the "
                                f"_hoodie_record_key column, which a table with hoodie.populate.meta.fields=false "
                                "leaves empty", path=table.storage.base_url)
@@ -232,24 +266,23 @@ def prepare_metadata_table(table: HoodieTable, cfg: HoodieConfig, change: str) -
     """Before `change` (a write) starts: the metadata table as the options want it.
 
     hoodie.metadata.enable=false removes it; true creates it when missing; unset keeps what the table has. The
-    record index is built when wanted (hoodie.metadata.record.index.enable or hoodie.index.type=RECORD_INDEX).
-    A partition pyhudi cannot keep in step is removed when its option is explicitly false, and otherwise refuses
-    the change (readers would miss what it writes)."""
+    record index (hoodie.metadata.record.index.enable or hoodie.index.type=RECORD_INDEX) and the column stats
+    (hoodie.metadata.index.column.stats.enable) are built when wanted. A partition pyhudi cannot keep in step is
+    removed when its option is explicitly false, and otherwise refuses the change (readers would miss what it
+    writes)."""
     props = table.props
-    index_wanted = wants_record_index(cfg)
-    if index_wanted:
-        _refuse_record_index(table, cfg)
+    wanted = wanted_partitions(cfg)
+    if wanted:
+        _refuse_keyed(table, cfg, wanted)
     if cfg.is_set(METADATA_ENABLE) and not cfg.get(METADATA_ENABLE):
         if props.metadata_partitions or initializing(props) or table.storage.exists(METADATA_FOLDER):
             MetadataTableWriter(table.storage).drop(props)
             return table.reload()
         return table
-    sizing = IndexSizing.of(cfg)
-    had_index = kept_index(props) is not None
     if initializing(props):
         LOG.warning("%s: the initialization of its metadata table did not finish: starting it again",
                     table.storage.base_url)
-        MetadataTableWriter(table.storage).initialize(table, sizing if had_index else None)
+        MetadataTableWriter(table.storage).initialize(table, kept_builds(props, cfg))
         table = table.reload()
     unkept = [p for p in table.props.metadata_partitions if p != FILES_PARTITION]
     droppable = [p for p in unkept if p in _DROPPABLE and cfg.is_set(_DROPPABLE[p]) and not cfg.get(_DROPPABLE[p])]
@@ -260,21 +293,21 @@ def prepare_metadata_table(table: HoodieTable, cfg: HoodieConfig, change: str) -
     if has_metadata_table(table.props) and not MetadataTableWriter(table.storage).intact():
         LOG.warning("%s lists a metadata table that is missing or was never completed: rebuilding it from storage, "
                     "as Hudi does", table.storage.base_url)
-        keep_index = RECORD_INDEX_PARTITION in table.props.metadata_partitions
-        MetadataTableWriter(table.storage).initialize(table, sizing if keep_index else None)
+        MetadataTableWriter(table.storage).initialize(table, kept_builds(table.props, cfg))
         table = table.reload()
-    if RECORD_INDEX_PARTITION in list_fields(table.props.get(METADATA_PARTITIONS_INFLIGHT)) and \
-            has_metadata_table(table.props):
-        LOG.warning("%s: the build of its record index did not finish: starting it again", table.storage.base_url)
-        MetadataTableWriter(table.storage).add_record_index(table, sizing)
-        table = table.reload()
+    for partition in list_fields(table.props.get(METADATA_PARTITIONS_INFLIGHT)):
+        if partition in KEYED and has_metadata_table(table.props):
+            LOG.warning("%s: the build of its %s did not finish: starting it again", table.storage.base_url, partition)
+            MetadataTableWriter(table.storage).add_keyed(table, partition, sizings(cfg)[partition])
+            table = table.reload()
     refuse_unkept_metadata(table.storage, change, table.props)
-    if not has_metadata_table(table.props) and (cfg.get(METADATA_ENABLE) or index_wanted):
-        MetadataTableWriter(table.storage).initialize(table, sizing if index_wanted else None)
-        table = table.reload()
-    elif index_wanted and RECORD_INDEX_PARTITION not in table.props.metadata_partitions:
-        MetadataTableWriter(table.storage).add_record_index(table, sizing)
-        table = table.reload()
+    if not has_metadata_table(table.props) and (cfg.get(METADATA_ENABLE) or wanted):
+        MetadataTableWriter(table.storage).initialize(table, {p: sizings(cfg)[p] for p in wanted})
+        return table.reload()
+    for partition in wanted:
+        if partition not in table.props.metadata_partitions:
+            MetadataTableWriter(table.storage).add_keyed(table, partition, sizings(cfg)[partition])
+            table = table.reload()
     return table
 
 
@@ -332,13 +365,14 @@ class MetadataTableWriter:
 
     # --- creation and removal -------------------------------------------------------------------------------
 
-    def initialize(self, data: HoodieTable, record_index: IndexSizing | None = None) -> TableProperties:
-        """Create the metadata table with the `files` partition listed from storage (and, with
-        `record_index`, the record index of every live key, in as many file groups as it sizes), then list it in
-        the data table's properties (returned). Meanwhile the properties name the partitions as being built
+    def initialize(self, data: HoodieTable, builds: Builds | None = None) -> TableProperties:
+        """Create the metadata table with the `files` partition listed from storage (and the keyed partitions of
+        `builds`: the record index of every live key, the column stats of every latest base file), then list it
+        in the data table's properties (returned). Meanwhile the properties name the partitions as being built
         (hoodie.table.metadata.partitions.inflight), not built: readers list storage, and the next writer (or a
         resumed restore) finds an initialization that died and starts it again. Its leftovers go first."""
-        building = [FILES_PARTITION] + ([RECORD_INDEX_PARTITION] if record_index is not None else [])
+        builds = builds or {}
+        building = [FILES_PARTITION] + [p for p in KEYED if p in builds]
         data.props.update(self.data_storage, {METADATA_PARTITIONS: "",
                                               METADATA_PARTITIONS_INFLIGHT: ",".join(building)})
         if self.data_storage.exists(METADATA_FOLDER):
@@ -360,46 +394,43 @@ class MetadataTableWriter:
         timeline.complete(inflight, _deltacommit([stat]).to_bytes(timeline.layout_version))
         LOG.info("initialized the metadata table of %s: %d partition(s)", self.data_storage.base_url,
                  len(records) - 1)
-        if record_index is not None:
-            self._build_record_index(data, timeline, _record_index_init_instant(data.props, timeline), record_index)
+        for partition in building[1:]:
+            self._build_keyed(data, timeline, partition, builds[partition])
         return data.props.update(self.data_storage, {METADATA_PARTITIONS: ",".join(building),
                                                      METADATA_PARTITIONS_INFLIGHT: ""})
 
-    def add_record_index(self, data: HoodieTable, sizing: IndexSizing) -> TableProperties:
-        """Build the record index of an existing metadata table (named in flight meanwhile, as `initialize`)."""
-        listed = data.props.metadata_partitions
-        data.props.update(self.data_storage, {METADATA_PARTITIONS_INFLIGHT: RECORD_INDEX_PARTITION})
-        if self.storage.exists(RECORD_INDEX_PARTITION):
-            self.storage.delete_tree(RECORD_INDEX_PARTITION)
-        timeline = self.table().timeline
-        self._build_record_index(data, timeline, _record_index_init_instant(data.props, timeline), sizing)
+    def add_keyed(self, data: HoodieTable, partition: str, sizing: IndexSizing) -> TableProperties:
+        """Build a keyed partition of an existing metadata table (named in flight meanwhile, as `initialize`)."""
+        listed = [p for p in data.props.metadata_partitions if p != partition]
+        data.props.update(self.data_storage, {METADATA_PARTITIONS_INFLIGHT: partition})
+        if self.storage.exists(partition):
+            self.storage.delete_tree(partition)
+        self._build_keyed(data, self.table().timeline, partition, sizing)
         return data.props.update(self.data_storage, {
-            METADATA_PARTITIONS: ",".join([*listed, RECORD_INDEX_PARTITION]), METADATA_PARTITIONS_INFLIGHT: ""})
+            METADATA_PARTITIONS: ",".join([*listed, partition]), METADATA_PARTITIONS_INFLIGHT: ""})
 
-    def _build_record_index(self, data: HoodieTable, timeline: ActiveTimeline, instant: str,
-                            sizing: IndexSizing) -> None:
-        """A deltacommit writing one base HFile per record-index file group, of every live key of the table."""
+    def _build_keyed(self, data: HoodieTable, timeline: ActiveTimeline, partition: str, sizing: IndexSizing) -> None:
+        """A deltacommit writing one base HFile per file group of `partition`, of its records for the whole table."""
+        instant = _keyed_init_instant(data.props, timeline, partition)
         inflight = timeline.transition_to_inflight(timeline.create_requested(instant, DELTA_COMMIT))
-        write_partition_metadata(self.storage, RECORD_INDEX_PARTITION, instant)
-        puts = entries_of_table(data).puts()
-        groups = sizing.groups(puts.num_rows)
-        owner = file_group_indexes(puts.column("key").combine_chunks(), groups)
-        utc = data.props.timeline_timezone.upper() == "UTC"
+        write_partition_metadata(self.storage, partition, instant)
+        entries = _entries_of_table(data, partition)
+        groups = sizing.groups(len(entries.keys))
+        owner = file_group_indexes(entries.keys, groups)
         stats = []
         for index in range(groups):
-            rows = _sorted_by_key(puts.filter(pa.array(owner == index)))
-            file_id = record_index_file_group(index)
-            path = f"{RECORD_INDEX_PARTITION}/{make_base_file_name(file_id, WRITE_TOKEN, instant, '.hfile')}"
-            keys, values = rows.column("key").combine_chunks(), _location_values(rows, utc)
+            keys, values = _sorted_records(entries, owner == index)
+            file_id = _keyed_file_group(partition, index)
+            path = f"{partition}/{make_base_file_name(file_id, WRITE_TOKEN, instant, '.hfile')}"
             content = metadata_hfile(keys.cast(pa.large_binary()), values, base_file=True)
             self.storage.write_bytes(path, content)
             DECODED_FILES.put(content_digest(content), DecodedFile.of(keys, values))
-            stats.append(WriteStat(file_id=file_id, path=path, prev_commit="null", num_writes=rows.num_rows,
-                                   num_inserts=rows.num_rows, total_write_bytes=len(content),
-                                   partition_path=RECORD_INDEX_PARTITION, file_size_in_bytes=len(content)))
+            stats.append(WriteStat(file_id=file_id, path=path, prev_commit="null", num_writes=len(keys),
+                                   num_inserts=len(keys), total_write_bytes=len(content), partition_path=partition,
+                                   file_size_in_bytes=len(content)))
         timeline.complete(inflight, _deltacommit(stats).to_bytes(timeline.layout_version))
-        LOG.info("built the record index of %s: %d keys in %d file groups", self.data_storage.base_url,
-                 puts.num_rows, groups)
+        LOG.info("built the %s partition of %s: %d records in %d file groups", partition, self.data_storage.base_url,
+                 len(entries.keys), groups)
 
     def drop(self, props: TableProperties) -> None:
         """Remove the metadata table, as a Hudi writer with hoodie.metadata.enable=false does: the data table's
@@ -412,9 +443,9 @@ class MetadataTableWriter:
     # --- updates --------------------------------------------------------------------------------------------
 
     def commit(self, instant_time: str, change: FilesChange, data_timeline: ActiveTimeline,
-               index_change: RecordIndexChange | None = None) -> None:
-        """Apply `change` (and `index_change` to the record index) as deltacommit `instant_time` (compacting
-        first when due)."""
+               keyed: Mapping[str, KeyedChange] | None = None) -> None:
+        """Apply `change` (and `keyed`, the changes of the keyed partitions the metadata table has) as deltacommit
+        `instant_time` (compacting first when due)."""
         mdt = self.table()
         if mdt.timeline.find(instant_time) is not None:
             self.rollback(instant_time, mdt.timeline.new_instant_time(mdt.props.timeline_timezone))
@@ -428,9 +459,9 @@ class MetadataTableWriter:
                              files_hfile(records, base_file=False))
         stats = [self._append(mdt, FILES_PARTITION, mdt.fs_view().latest_file_slices(FILES_PARTITION)[0],
                               instant_time, [block], len(records))]
-        if index_change is not None and not index_change.empty():
-            utc = mdt.props.timeline_timezone.upper() == "UTC"
-            stats += self._append_record_index(mdt, instant_time, index_change, utc)
+        for partition, keyed_change in (keyed or {}).items():
+            if keyed_change:
+                stats += self._append_keyed(mdt, instant_time, partition, keyed_change)
         timeline.complete(inflight, _deltacommit(stats).to_bytes(timeline.layout_version))
 
     def _append(self, mdt: HoodieTable, partition: str, latest: FileSlice, instant_time: str, blocks: list[bytes],
@@ -445,31 +476,28 @@ class MetadataTableWriter:
                          file_size_in_bytes=written.size, log_version=version, log_offset=0, base_file=base or "",
                          log_files=[name])
 
-    def _append_record_index(self, mdt: HoodieTable, instant_time: str, change: RecordIndexChange,
-                             utc: bool) -> list[WriteStat]:
-        """A log file in each record-index file group the change touches: its puts in an HFILE_DATA_BLOCK, its
-        deletes in a DELETE_BLOCK."""
-        slices = sorted(mdt.fs_view().latest_file_slices(RECORD_INDEX_PARTITION), key=lambda s: s.file_id)
-        puts, deletes = change.puts(), change.deletes()
-        put_owner = file_group_indexes(puts.column("key").combine_chunks(), len(slices))
-        delete_owner = file_group_indexes(deletes, len(slices))
+    def _append_keyed(self, mdt: HoodieTable, instant_time: str, partition: str,
+                      change: KeyedChange) -> list[WriteStat]:
+        """A log file in each file group of `partition` the change touches: its records in an HFILE_DATA_BLOCK, its
+        deleted keys in a DELETE_BLOCK."""
+        slices = sorted(mdt.fs_view().latest_file_slices(partition), key=lambda s: s.file_id)
+        put_owner = file_group_indexes(change.keys, len(slices))
+        delete_owner = file_group_indexes(change.deleted, len(slices))
         header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: RECORD_SCHEMA_JSON}
         stats = []
         for index, latest in enumerate(slices):
-            rows = _sorted_by_key(puts.filter(pa.array(put_owner == index)))
-            gone = deletes.filter(pa.array(delete_owner == index))
+            keys, values = _sorted_records(change, put_owner == index)
+            gone = change.deleted.filter(pa.array(delete_owner == index))
             blocks = []
-            if rows.num_rows:
-                keys, values = rows.column("key").combine_chunks(), _location_values(rows, utc)
+            if len(keys):
                 content = metadata_hfile(keys.cast(pa.large_binary()), values, base_file=False)
                 DECODED_FILES.put(content_digest(content), DecodedFile.of(keys, values))
                 blocks.append(encode_block(BlockType.HFILE_DATA_BLOCK, header, content))
             if len(gone):
-                blocks.append(encode_delete_block(gone, pa.repeat(pa.scalar(RECORD_INDEX_PARTITION), len(gone)),
-                                                  None, instant_time, RECORD_SCHEMA_JSON))
+                blocks.append(encode_delete_block(gone, pa.repeat(pa.scalar(partition), len(gone)), None,
+                                                  instant_time, RECORD_SCHEMA_JSON))
             if blocks:
-                stats.append(self._append(mdt, RECORD_INDEX_PARTITION, latest, instant_time, blocks,
-                                          rows.num_rows + len(gone)))
+                stats.append(self._append(mdt, partition, latest, instant_time, blocks, len(keys) + len(gone)))
         return stats
 
     def rollback(self, target: str, rollback_time: str) -> None:
@@ -602,8 +630,52 @@ def _deltacommit(stats: list[WriteStat]) -> CommitMetadata:
     return CommitMetadata(by_partition, False, {"schema": WRITE_SCHEMA_JSON}, UPSERT_PREPPED, None)
 
 
-def _sorted_by_key(rows: pa.Table) -> pa.Table:
-    return rows.take(pc.sort_indices(rows.column("key"))) if rows.num_rows > 1 else rows
+def _sorted_records(change: KeyedChange, mask: np.ndarray) -> tuple[pa.Array, pa.Array]:
+    """The change's records where `mask` holds, sorted by key (an HFile's order)."""
+    keys, values = change.keys.filter(pa.array(mask)), change.values.filter(pa.array(mask))
+    if len(keys) > 1:
+        order = pc.sort_indices(keys)
+        keys, values = keys.take(order), values.take(order)
+    return keys, values
+
+
+def _keyed_file_group(partition: str, index: int) -> str:
+    if partition == RECORD_INDEX_PARTITION:
+        return record_index_file_group(index)
+    return column_stats_file_group(index)
+
+
+def _entries_of_table(data: HoodieTable, partition: str) -> KeyedChange:
+    if partition == RECORD_INDEX_PARTITION:
+        return record_index_records(record_index_changes.entries_of_table(data), data.props.timeline_timezone)
+    return column_stats_changes.entries_of_table(data)
+
+
+def record_index_records(change: RecordIndexChange, timezone: str) -> KeyedChange:
+    """The record-index records of a change: its puts with their location values, its deletes."""
+    puts = change.puts()
+    return KeyedChange(puts.column("key").combine_chunks(), _location_values(puts, timezone.upper() == "UTC"),
+                       change.deletes())
+
+
+def keyed_changes_of_commit(table: HoodieTable, metadata: CommitMetadata, instant_time: str
+                            ) -> dict[str, KeyedChange]:
+    """The changes a commit makes to the keyed partitions `table` (loaded before its completion) lists."""
+    out: dict[str, KeyedChange] = {}
+    listed = table.props.metadata_partitions
+    if RECORD_INDEX_PARTITION in listed:
+        out[RECORD_INDEX_PARTITION] = record_index_records(
+            record_index_changes.change_of_commit(table, metadata, instant_time), table.props.timeline_timezone)
+    if COLUMN_STATS_PARTITION in listed:
+        out[COLUMN_STATS_PARTITION] = column_stats_changes.change_of_commit(table.storage, metadata)
+    return out
+
+
+def keyed_changes_of_clean(table: HoodieTable, clean_metadata: Mapping[str, Any]) -> dict[str, KeyedChange]:
+    """A clean's changes: tombstones of the column stats of the base files it deleted."""
+    if COLUMN_STATS_PARTITION not in table.props.metadata_partitions:
+        return {}
+    return {COLUMN_STATS_PARTITION: column_stats_changes.change_of_clean(table, clean_metadata)}
 
 
 def _location_values(rows: pa.Table, utc: bool) -> pa.Array:
@@ -618,10 +690,12 @@ def _location_values(rows: pa.Table, utc: bool) -> pa.Array:
     return pa.array(encoded, pa.large_binary()).take(joined.indices)
 
 
-def _record_index_init_instant(props: TableProperties, mdt_timeline: ActiveTimeline) -> str:
-    """The record index's initializing deltacommit: the one after `files`' (Hudi's partition offsets), or, when
-    the metadata timeline already has it (a record index dropped and built again), a new instant time."""
-    instant = RECORD_INDEX_INIT_INSTANT if props.version >= 8 else RECORD_INDEX_INIT_INSTANT_V6
+def _keyed_init_instant(props: TableProperties, mdt_timeline: ActiveTimeline, partition: str) -> str:
+    """A keyed partition's initializing deltacommit: the ones after `files`' (Hudi numbers the partitions it
+    builds: the record index 1, column stats 2), or, when the metadata timeline already has it (a partition
+    dropped and built again), a new instant time."""
+    offset = 1 + KEYED.index(partition) + (0 if props.version >= 8 else 10)
+    instant = f"{SOLO_COMMIT_PREFIX}{offset:03d}"
     if mdt_timeline.find(instant) is None:
         return instant
     return mdt_timeline.new_instant_time(props.timeline_timezone)
@@ -671,7 +745,7 @@ def _files_of(mdt: HoodieTable, instant_time: str) -> list[str]:
 
 
 def _compacted_partitions(mdt: HoodieTable) -> list[str]:
-    return [p for p in (FILES_PARTITION, RECORD_INDEX_PARTITION) if mdt.storage.exists(p)]
+    return [p for p in (FILES_PARTITION, *KEYED) if mdt.storage.exists(p)]
 
 
 def _operation(file_slice: FileSlice, partition: str) -> dict[str, Any]:

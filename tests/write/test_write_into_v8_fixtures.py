@@ -35,15 +35,15 @@ WITHOUT_METADATA_TABLE = [
     "mor/avro/v9_txns_complex_nometa",
     "mor/avro/v9_txns_nonpart_nometa",
 ]
-# Metadata tables with partitions pyhudi does not write but may remove (column_stats, partition_stats,
-# record_index), and with secondary indexes, which only Apache Hudi drops.
+# Metadata tables with a partition pyhudi does not write but may remove (partition_stats), and with secondary
+# indexes, which only Apache Hudi drops.
 WITH_METADATA_TABLE = [
     "cow/v9_txns_simple_overwrite",
     "mor/avro/v9_txns_simple_overwrite",
 ]
-# These two hold a key twice (Apache Hudi's INSERT into a new file group, small.file.limit=0): the write sequence's
-# delete removes one copy, where its model expects the key gone. They still test the refusals.
-UNKEPT_ONLY = [*WITH_METADATA_TABLE, "cow/v9_timebasedkeygen_nonhivestyle", "mor/avro/v9_nonpartitioned_rollback"]
+# This one holds a key twice (Apache Hudi's INSERT into a new file group, small.file.limit=0): the write sequence's
+# delete removes one copy, where its model expects the key gone. It still tests the refusal.
+UNKEPT_ONLY = [*WITH_METADATA_TABLE, "cow/v9_timebasedkeygen_nonhivestyle"]
 WITH_SECONDARY_INDEX = [
     "cow/v9_txns_simple_meta",
     "mor/avro/v9_txns_simple_meta",
@@ -148,7 +148,7 @@ def test_write_into_metadata_partitions_pyhudi_does_not_keep_refused(fixture_tab
     with pytest.raises(HoodieTableError, match="its metadata table has partitions pyhudi does not keep in step, so "
                        "readers using them would miss the change .*" +
                        ("drop it with Apache Hudi \\(DROP INDEX\\)" if secondary else
-                        "column_stats: set hoodie.metadata.index.column.stats.enable=false to remove it")):
+                        "partition_stats: set hoodie.metadata.index.partition.stats.enable=false to remove it")):
         table.write(row, {**_options(props, "upsert"), **(DROP_UNKEPT if secondary else {})})
     assert {p: p.read_bytes() for p in Path(path).rglob("*") if p.is_file()} == files
 
