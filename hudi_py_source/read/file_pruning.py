@@ -1,16 +1,18 @@
-"""Which base files a query can skip, from their parquet footers alone.
+"""Which base files a query can skip, from their parquet footers or the metadata table's column stats.
 
 Three facts of a footer prune a file: the min/max record keys Hudi writes into its key/value metadata and
 its bloom filter (for queries that pin the record key to a few values), and the min/max/null-count
 statistics of every row group (for comparisons on any column). A file is skipped only when no row group
 can hold a matching row, so pruning never changes a query's answer. Merge-on-read slices with log files
-are never judged by their base file: the logs may hold any key and any value.
+are never judged by their base file: the logs may hold any key and any value. A table with a column_stats
+metadata partition gives each file's ranges without opening it (`IndexedFacts`, the row groups merged).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -27,6 +29,7 @@ from ..io.base_file import (
 )
 from ..io.bloom import load_bloom_filter
 from ..storage import Storage
+from ..table.column_stats_records import StatsRecord
 from .predicates import Predicate
 
 _RANGE_OPS = ("=", "<", "<=", ">", ">=", "in", "is_null", "not_null", "starts_with")
@@ -37,6 +40,10 @@ class FooterFacts:
     """What one footer read tells the planner; row-group statistics per top-level column."""
 
     metadata: pq.FileMetaData
+
+    @property
+    def no_row_groups(self) -> bool:
+        return bool(self.metadata.num_row_groups == 0)
 
     def _text(self, key: str) -> str | None:
         raw = (self.metadata.metadata or {}).get(key.encode("utf-8"))
@@ -147,7 +154,48 @@ def _prunable(predicate: Predicate, schema: pa.Schema) -> bool:
     return predicate.op != "starts_with" or pa.types.is_string(field_type)
 
 
-def may_match(facts: FooterFacts, predicates: list[Predicate], schema: pa.Schema) -> bool:
+class RangeFacts(Protocol):
+    """What pruning needs of a file: each column's ranges (per row group, or one for the file)."""
+
+    def column_stats(self, column: str, field_type: pa.DataType) -> pa.Table | None: ...
+
+    @property
+    def no_row_groups(self) -> bool: ...
+
+
+def _text_order_safe(value: Any) -> bool:
+    """Hudi orders column-stats strings as Java does (UTF-16 code units), Arrow as UTF-8 bytes; the two agree on
+    every comparison with a string whose characters all lie below U+D800."""
+    return not isinstance(value, str) or all(ord(c) < 0xD800 for c in value)
+
+
+@dataclass
+class IndexedFacts:
+    """A file's column ranges as the metadata table's column stats record them: one range over the whole file
+    (the footer's row groups merged), read without opening the file."""
+
+    ranges: Mapping[str, StatsRecord]
+    no_row_groups: bool = False
+
+    def column_stats(self, column: str, field_type: pa.DataType) -> pa.Table | None:
+        record = self.ranges.get(column)
+        if record is None or not (_text_order_safe(record.range.min) and _text_order_safe(record.range.max)):
+            return None
+        r = record.range
+        try:
+            return pa.table({"min": pa.array([r.min], field_type), "max": pa.array([r.max], field_type),
+                             "nulls": pa.array([r.null_count], pa.int64()), "rows": pa.array([r.value_count],
+                                                                                            pa.int64())})
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError):
+            return None
+
+
+def prunable_columns(predicates: list[Predicate], schema: pa.Schema) -> list[str]:
+    """The columns whose ranges can rule a file out for `predicates`."""
+    return sorted({p.column for p in predicates if _prunable(p, schema)})
+
+
+def may_match(facts: RangeFacts, predicates: list[Predicate], schema: pa.Schema) -> bool:
     """Whether any row group of the file can satisfy every predicate (they are ANDed)."""
     groups: pa.Array | None = None
     for predicate in predicates:
@@ -162,4 +210,4 @@ def may_match(facts: FooterFacts, predicates: list[Predicate], schema: pa.Schema
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
             continue
         groups = verdict if groups is None else pc.and_(groups, verdict)
-    return groups is None or facts.metadata.num_row_groups == 0 or bool(pc.any(groups).as_py())
+    return groups is None or facts.no_row_groups or bool(pc.any(groups).as_py())

@@ -10,21 +10,23 @@ pruning never drops a slice with log files: its logs may hold keys outside the b
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..config import MERGE_MAX_MEMORY, SKIP_CORRUPT_LOG_BLOCKS, SPILLABLE_MAP_PATH, HoodieConfig
-from ..errors import HoodieConfigError, HoodieKeyError
+from ..errors import HoodieConfigError, HoodieKeyError, HoodieTableError
 from ..io.base_file import META_COLUMNS, read_base_file
 from ..io.conform import conform
 from ..keygen import PartitionLayout
 from ..storage import Storage
+from ..table.column_stats import COLUMN_STATS_PARTITION, ColumnStatsIndex, FileRanges
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
 from ..table.properties import DROP_PARTITION_COLUMNS
-from .file_pruning import may_match, read_footer_facts
+from .file_pruning import IndexedFacts, may_match, prunable_columns, read_footer_facts
 from .merged_slice import (
     LogVisibility,
     MergeConfig,
@@ -36,6 +38,8 @@ from .merged_slice import (
     read_merged_slice,
 )
 from .predicates import Predicate, conjunction, key_candidates
+
+LOG = logging.getLogger("hudi_py_source.read")
 
 SPLIT_BYTES = 128 * 1024 * 1024
 _PRUNABLE_KEYGENS = ("SimpleKeyGenerator", "ComplexKeyGenerator", "NonpartitionedKeyGenerator")
@@ -167,19 +171,53 @@ def record_key_candidates(table: HoodieTable, predicates: list[Predicate], schem
 
 
 def prune_slices(storage: Storage, slices: list[FileSlice], predicates: list[Predicate], schema: pa.Schema,
-                 keys: set[str] | None, merge_logs: bool) -> list[FileSlice]:
-    """Drop slices whose base file's footer proves no row can match; slices merged with logs stay."""
+                 keys: set[str] | None, merge_logs: bool,
+                 column_stats: ColumnStatsIndex | None = None) -> list[FileSlice]:
+    """Drop slices whose base file's ranges prove no row can match; slices merged with logs stay. With the
+    metadata table's column stats, a file they cover is judged without opening it; its footer is read only for
+    what the stats cannot tell (the bloom filter of pinned keys)."""
     if keys is None and not predicates:
         return slices
+    judged = [s for s in slices if s.base_file is not None and not (merge_logs and s.log_files)]
+    columns = prunable_columns(predicates, schema)
+    indexed = _indexed_ranges(column_stats, judged, columns)
     kept = []
     for file_slice in slices:
         if (merge_logs and file_slice.log_files) or file_slice.base_file is None:
             kept.append(file_slice)
             continue
+        ranges = indexed.get((file_slice.partition_path, file_slice.base_file.name))
+        if ranges is not None:
+            if not may_match(IndexedFacts(ranges), predicates, schema):
+                continue
+            if keys is None:
+                kept.append(file_slice)
+                continue
         facts = read_footer_facts(storage, file_slice.base_file.path)
         if (keys is None or facts.may_hold_keys(keys)) and may_match(facts, predicates, schema):
             kept.append(file_slice)
     return kept
+
+
+def _indexed_ranges(column_stats: ColumnStatsIndex | None, slices: list[FileSlice],
+                    columns: list[str]) -> dict[tuple[str, str], FileRanges]:
+    """The column stats of the slices' base files that cover every column in `columns`."""
+    if column_stats is None or not columns or not slices:
+        return {}
+    files = [(s.partition_path, s.base_file.name) for s in slices if s.base_file is not None]
+    found = column_stats.ranges(files, columns)
+    return {file: ranges for file, ranges in found.items() if set(columns) <= set(ranges)}
+
+
+def _column_stats(table: HoodieTable) -> ColumnStatsIndex | None:
+    """The table's column stats, when it has a column_stats partition that can be read (else footers judge)."""
+    if COLUMN_STATS_PARTITION not in table.props.metadata_partitions:
+        return None
+    try:
+        return ColumnStatsIndex.load(table.storage, table.props, table.timeline)
+    except HoodieTableError as exc:
+        LOG.warning("pruning %s by footers: its column stats cannot be read (%s)", table.storage.base_url, exc)
+        return None
 
 
 def prunable_partitions(table: HoodieTable) -> bool:
@@ -195,7 +233,7 @@ def build_plan(table: HoodieTable, cfg: HoodieConfig, schema: pa.Schema, predica
     with the merge settings and the log blocks visible at `visible_at` (None: the latest instant), or, given
     `range_commits` (a v8/v9 incremental query), only the blocks and base rows of those commits."""
     keys = record_key_candidates(table, predicates, schema)
-    kept = prune_slices(table.storage, slices, predicates, schema, keys, merge_logs)
+    kept = prune_slices(table.storage, slices, predicates, schema, keys, merge_logs, _column_stats(table))
     plan = ReadPlan(table.storage, schema, table.props.partition_layout, predicates, pack_splits(kept, merge_logs),
                     len(slices), description=description, drop_partition_columns=table.props.drop_partition_columns)
     if merge_logs:

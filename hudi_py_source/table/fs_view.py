@@ -166,10 +166,10 @@ class FileSystemView:
     def _slices(self, partition: str, file_id: str, bases: dict[str, BaseFile], logs: list[LogFile],
                 vis: _Visibility) -> list[FileSlice]:
         slices = {t: FileSlice(partition, file_id, t, b) for t, b in bases.items()}
-        for log in logs:
-            anchor = self._log_anchor(log, vis)
-            if anchor is None:
-                continue
+        anchored = [(anchor, log) for log in logs if (anchor := self._log_anchor(log, vis)) is not None]
+        # In time order: a file group of logs alone has its slice where its first log is, whatever order storage
+        # lists them in.
+        for anchor, log in sorted(anchored, key=lambda pair: (pair[0], pair[1].sort_key())):
             if log.base_instant in vis.pending_compactions:
                 slices.setdefault(log.base_instant, FileSlice(partition, file_id, log.base_instant))
             keys = [t for t in slices if t <= anchor]

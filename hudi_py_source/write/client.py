@@ -54,7 +54,7 @@ from ..timeline import avro_models
 from ..timeline.instant import INFLIGHT, Instant
 from .commit import Commit
 from .job import MERGE_OPERATIONS, NEW_FILE_OPERATIONS, TaskResult, WriteJob
-from .metadata_writer import prepare_metadata_table, wants_record_index
+from .metadata_writer import prepare_metadata_table, wanted_partitions
 from .new_file_groups import collect_partitions, write_new_file_groups
 from .post_commit import finish_interrupted_inline_services, run_post_commit, validate_post_commit
 from .profile import WriteProfile
@@ -301,7 +301,7 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
         ensure_not_foreign(storage)
         init_table_layout(storage, _new_table_properties(cfg, schema, avro, version))
         table = HoodieTable.load(storage)
-        if cfg.get(METADATA_ENABLE) or wants_record_index(cfg):
+        if cfg.get(METADATA_ENABLE) or wanted_partitions(cfg):
             table = prepare_metadata_table(table, cfg, "a write")
     else:
         table = rollback_failed_writes(prepare_metadata_table(table, cfg, "a write"))

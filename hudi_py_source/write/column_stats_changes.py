@@ -18,6 +18,7 @@ import pyarrow as pa
 from ..io.base_file import open_base_file
 from ..read.plan import full_schema
 from ..storage import Storage
+from ..table.column_stats import ColumnStatsIndex
 from ..table.column_stats_records import (
     ColumnRange,
     columns_to_index,
@@ -70,3 +71,27 @@ def entries_of_table(table: HoodieTable) -> KeyedChange:
     """Records of every latest base file: a new column_stats partition."""
     return _records(file_records(table.storage, s.partition_path, s.base_file.path)
                     for s in table.fs_view().latest_file_slices() if s.base_file is not None)
+
+
+def column_stats_differences(table: HoodieTable) -> list[str]:
+    """Every latest base file whose column stats are missing or differ from its footer's ranges (min, max, null
+    and value counts) for the columns Hudi indexes."""
+    index = ColumnStatsIndex.load(table.storage, table.props, table.timeline)
+    found: list[str] = []
+    for file_slice in table.fs_view().latest_file_slices():
+        base = file_slice.base_file
+        if base is None:
+            continue
+        with open_base_file(table.storage, base.path) as parquet:
+            metadata = parquet.metadata
+        expected = file_column_stats(metadata, columns_to_index(metadata.schema.to_arrow_schema(), None))
+        recorded = index.ranges([(file_slice.partition_path, base.name)], [r.column for r in expected]).get(
+            (file_slice.partition_path, base.name), {})
+        for want in expected:
+            got = recorded.get(want.column)
+            facts = (want.min, want.max, want.null_count, want.value_count)
+            if got is None:
+                found.append(f"{base.path}: no column stats of {want.column}")
+            elif (got.range.min, got.range.max, got.range.null_count, got.range.value_count) != facts:
+                found.append(f"{base.path}: column stats of {want.column} say {got.range}, the footer {want}")
+    return found

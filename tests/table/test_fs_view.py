@@ -11,7 +11,7 @@ import hudi
 import pytest
 from support.fixture_tables import fixtures_dir
 
-from hudi_py_source.storage import Storage
+from hudi_py_source.storage import FileInfo, Storage
 from hudi_py_source.table.fs_view import BaseFile, FileSlice, FileSystemView, LogFile
 from hudi_py_source.table.properties import TableProperties
 from hudi_py_source.timeline.active import ActiveTimeline
@@ -227,3 +227,22 @@ def test_v8_logs_attach_by_completion_time(storage: Storage) -> None:
     [group] = view.file_groups("p")
     assert [(s.base_instant, [f.path for f in s.log_files]) for s in group.slices] == [
         ("10", []), ("13", ["p/.f-0_12.log.1_0-0-0"])]
+
+
+def test_v8_log_only_group_is_one_slice_whatever_the_listing_order(storage: Storage) -> None:
+    """A file group of logs alone (the metadata table's column stats, a bucket index's new buckets) has one slice
+    from its first log on; a later log listed before the earlier ones must not open a slice of its own."""
+    make_table(storage, version=8)
+    touch(storage, ".hoodie/timeline/10_11.deltacommit", ".hoodie/timeline/20_21.deltacommit",
+          ".hoodie/timeline/30_31.deltacommit")
+    touch(storage, "p/.g-0_30.log.1_0-0-0", "p/.g-0_10.log.1_0-0-0", "p/.g-0_20.log.1_0-0-0")
+    view = view_of(storage)
+    listing = view.files
+
+    def reversed_listing(partition: str) -> list[FileInfo]:
+        return sorted(listing(partition), key=lambda info: info.name, reverse=True)
+
+    view.files = reversed_listing  # type: ignore[method-assign]
+    [group] = view.file_groups("p")
+    assert [(s.base_instant, [f.path for f in s.log_files]) for s in group.slices] == [
+        ("10", ["p/.g-0_10.log.1_0-0-0", "p/.g-0_20.log.1_0-0-0", "p/.g-0_30.log.1_0-0-0"])]

@@ -154,16 +154,17 @@ def test_write_into_metadata_partitions_pyhudi_does_not_keep_refused(fixture_tab
 
 
 @pytest.mark.parametrize("name", WITH_METADATA_TABLE)
-def test_writes_tagged_by_an_apache_written_record_index_keep_it_in_step(fixture_table, name: str) -> None:
+def test_writes_keep_an_apache_written_record_index_and_column_stats_in_step(fixture_table, name: str) -> None:
     """The upserts and the delete find their keys through the record index Apache Hudi built, which pyhudi then
-    keeps in step: no key is duplicated, and the index places every live key where a snapshot finds it."""
+    keeps in step with its column stats: no key is duplicated, the index places every live key where a snapshot
+    finds it, and every base file's column stats equal its footer's ranges."""
     path = fixture_table(name)
     props = TableProperties.load(Storage(path))
-    assert "record_index" in props.metadata_partitions
-    drop_stats = {k: v for k, v in DROP_UNKEPT.items() if "record.index" not in k}
-    expected, after = _write_sequence(path, {**drop_stats, "hoodie.index.type": "RECORD_INDEX"})
+    assert {"record_index", "column_stats"} <= set(props.metadata_partitions)
+    expected, after = _write_sequence(path, {"hoodie.metadata.index.partition.stats.enable": "false",
+                                             "hoodie.index.type": "RECORD_INDEX"})
     assert _by_key(after, props) == expected
     assert after.num_rows == len(expected)
     assert_reads_like_hudi_rs(after, path)
-    assert TableProperties.load(Storage(path)).metadata_partitions == ["files", "record_index"]
+    assert TableProperties.load(Storage(path)).metadata_partitions == ["column_stats", "files", "record_index"]
     assert Table(path).validate_metadata() == []

@@ -1,0 +1,98 @@
+"""The metadata table's column stats: built, kept in step with every action, and used to skip files.
+
+After every step of the model-based history (with inline compaction, clustering and cleaning) the column stats of
+every latest base file equal the ranges its footer gives (`Table.validate_metadata()`), and the table reads
+exactly the model's rows for pyhudi and hudi-rs. A query whose filter the ranges rule out skips files without
+opening them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.oracles import hudi_rs_read
+from support.v8_writes import HISTORY, VERSIONS, apply_write, id_to_ts, options, record_id, rows
+
+from hudi_py_source import Table
+from hudi_py_source.read import plan
+from hudi_py_source.read.predicates import Predicate
+from hudi_py_source.storage import Storage
+from hudi_py_source.table.column_stats import COLUMN_STATS_PARTITION, ColumnStatsIndex
+from hudi_py_source.table.hoodie_table import HoodieTable
+from hudi_py_source.table.properties import TableProperties
+
+COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
+STATS = {"hoodie.metadata.index.column.stats.enable": "true", "hoodie.metadata.compact.max.delta.commits": "3"}
+SERVICES = {"hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "2",
+            "hoodie.clustering.inline": "true", "hoodie.clustering.inline.max.commits": "4",
+            "hoodie.cleaner.commits.retained": "1"}
+EVENT_TIME = {6: {"hoodie.datasource.write.payload.class": "org.apache.hudi.common.model.DefaultHoodieRecordPayload"}}
+MORE = [("insert", range(20, 26), 7, {}), ("upsert", [20, 21, 0, 1], 8, {}), ("delete", [22, 1], 9, {}),
+        ("insert_overwrite", [31, 34], 11, {}), ("upsert", [20, 25, 33], 12, {}), ("upsert", [36, 37, 38], 15, {})]
+
+
+@pytest.mark.parametrize("table_type", [COW, MOR])
+@pytest.mark.parametrize("version", [6, *VERSIONS])
+def test_every_action_keeps_the_column_stats_in_step(tmp_path: Path, version: int, table_type: str) -> None:
+    path = str(tmp_path / "t")
+    model: dict[str, int] = {}
+    for index, (operation, ids, data_version, extra) in enumerate([*HISTORY, *MORE]):
+        services = SERVICES if index >= len(HISTORY) else {}
+        write = {**options(operation, version, **extra), **services, **STATS, **EVENT_TIME.get(version, {}),
+                 "hoodie.datasource.write.table.type": table_type}
+        Table(path).write(rows(list(ids), data_version), write)
+        apply_write(model, operation, ids, data_version, extra)
+        table = Table(path)
+        assert table.validate_metadata() == [], f"after {operation} #{index}"
+        assert id_to_ts(table.read()) == model, f"pyhudi, after {operation} #{index}"
+        assert id_to_ts(hudi_rs_read(path)) == model, f"hudi-rs, after {operation} #{index}"
+    assert TableProperties.load(Storage(path)).metadata_partitions == ["files", COLUMN_STATS_PARTITION]
+
+
+def test_a_cleaned_file_has_no_live_stats(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    write = {**options("upsert", 9), **STATS, "hoodie.cleaner.commits.retained": "1"}
+    Table(path).write(rows([0, 3], 1), {**write, "hoodie.datasource.write.operation": "insert"})
+    first = HoodieTable.load(Storage(path)).fs_view().latest_file_slices("amsterdam")[0].base_file
+    assert first is not None
+    for version in (2, 3, 4):
+        Table(path).write(rows([0], version), write)
+    assert not (Path(path) / first.path).exists()
+    table = HoodieTable.load(Storage(path))
+    index = ColumnStatsIndex.load(table.storage, table.props, table.timeline)
+    assert index.ranges([("amsterdam", first.name)], ["id", "ts"]) == {}
+    latest = table.fs_view().latest_file_slices("amsterdam")[0].base_file
+    assert latest is not None
+    ranges = index.ranges([("amsterdam", latest.name)], ["id", "ts"])[("amsterdam", latest.name)]
+    assert (ranges["ts"].range.min, ranges["ts"].range.max) == (1003, 4000)
+
+
+def test_a_filter_skips_files_without_opening_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ts ranges differ per file (one insert per data version): `ts >= 5000` keeps the last insert's files only,
+    and no footer is read to decide it."""
+    path = str(tmp_path / "t")
+    for version in range(1, 6):
+        ids = list(range(version * 10, version * 10 + 6))
+        Table(path).write(rows(ids, version), {**options("insert", 9), **STATS,
+                                               "hoodie.parquet.small.file.limit": "0"})
+    opened: list[str] = []
+    reading = plan.read_footer_facts
+
+    def counting(storage: Storage, rel: str) -> object:
+        opened.append(rel)
+        return reading(storage, rel)
+
+    monkeypatch.setattr(plan, "read_footer_facts", counting)
+    table = Table(path)
+    got = table.read(filters=[Predicate(">=", "ts", 5000)])
+    assert sorted(got["id"].to_pylist()) == [record_id(i) for i in range(50, 56)]
+    assert opened == []
+    hoodie = HoodieTable.load(Storage(path))
+    files = len(hoodie.fs_view().latest_file_slices())
+    schema = hoodie.schema()
+    assert schema is not None
+    kept = plan.prune_slices(hoodie.storage, hoodie.fs_view().latest_file_slices(),
+                             [Predicate(">=", "ts", 5000)], schema, None, False, plan._column_stats(hoodie))
+    assert files == 15 and len(kept) == 3
+    assert opened == []
