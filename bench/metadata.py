@@ -5,8 +5,11 @@ Builds two version 9 COPY_ON_WRITE tables of the same data, one with `hoodie.met
 base file per partition (10 x 1,000 = 10,000 files by default). Then, on each table:
 * an upsert of one key per partition (every partition rewritten): seconds and storage calls by kind;
 * planning a snapshot read of the whole table and a point lookup (one partition, one key), with the file listing
-  from the metadata table and from storage: seconds (best of 5) and storage calls by kind.
-The planned files are checked to be the same both ways, and the point lookup's row to be the one written.
+  from the metadata table and from storage: seconds (best of 5) and storage calls by kind;
+* planning a range filter that ten files match (`id >= ...`): judged by every file's footer, or, on a third table
+  that also has the metadata table's column stats (`hoodie.metadata.index.column.stats.enable=true`), by them
+  without opening a file.
+The planned files are checked to be the same every way, and the point lookup's row to be the one written.
 
 Usage: python bench/metadata.py [--partitions 1000] [--commits 10] [--out bench/results/metadata.json]
 """
@@ -57,18 +60,23 @@ def best_plan(path: str, options: dict[str, str], predicates: list[Predicate] | 
     return {"seconds": round(seconds, 4), "calls": calls, "files": files}
 
 
-def build(path: str, partitions: int, commits: int, metadata: bool) -> float:
-    options = {**OPTIONS, "hoodie.metadata.enable": str(metadata).lower(), "hoodie.datasource.write.operation":
-               "insert"}
+TABLES = {"with metadata table": {"hoodie.metadata.enable": "true"},
+          "with column stats": {"hoodie.metadata.enable": "true", "hoodie.metadata.index.column.stats.enable": "true"},
+          "without metadata table": {"hoodie.metadata.enable": "false"}}
+
+
+def build(path: str, partitions: int, commits: int, table_options: dict[str, str]) -> float:
+    options = {**OPTIONS, **table_options, "hoodie.datasource.write.operation": "insert"}
     start = time.perf_counter()
     for commit in range(commits):
         Table(path).write(batch(partitions, commit), options)
     return time.perf_counter() - start
 
 
-def figures(path: str, partitions: int, metadata: bool) -> dict[str, Any]:
+def figures(path: str, partitions: int, commits: int, metadata: bool) -> dict[str, Any]:
     lookup = [Predicate("=", "part", "p00007"), Predicate("=", "id", "k001-00007")]
-    out: dict[str, Any] = {}
+    ranged = [Predicate(">=", "id", f"k{commits - 1:03d}-{partitions - 10:05d}")]
+    out: dict[str, Any] = {"plan range filter": best_plan(path, {}, ranged)}
     for name, listing in (("metadata listing", "true"), ("storage listing", "false")):
         if listing == "true" and not metadata:
             continue
@@ -93,18 +101,22 @@ def main() -> None:
     result: dict[str, Any] = {"partitions": args.partitions, "commits": args.commits,
                               "files": args.partitions * args.commits}
     try:
-        for metadata in (True, False):
-            path = str(root / ("with" if metadata else "without"))
-            label = "with metadata table" if metadata else "without metadata table"
-            result[label] = {"build seconds": round(build(path, args.partitions, args.commits, metadata), 2),
-                             **figures(path, args.partitions, metadata)}
+        for label, table_options in TABLES.items():
+            path = str(root / label.replace(" ", "_"))
+            metadata = table_options["hoodie.metadata.enable"] == "true"
+            result[label] = {"build seconds": round(build(path, args.partitions, args.commits, table_options), 2),
+                             **figures(path, args.partitions, args.commits, metadata)}
             print(label, json.dumps(result[label], default=str)[:2000], flush=True)
-        with_mdt, without = result["with metadata table"], result["without metadata table"]
+        with_mdt = result["with metadata table"]
+        ranged = {label: sorted(f.split("/")[0] for f in result[label]["plan range filter"]["files"])
+                  for label in TABLES}
+        assert all(len(partitions) == 10 for partitions in ranged.values()), ranged
+        assert len({tuple(partitions) for partitions in ranged.values()}) == 1, ranged
         for query in ("plan snapshot", "plan point lookup"):
             assert with_mdt[f"{query}, metadata listing"]["files"] == with_mdt[f"{query}, storage listing"]["files"]
-            for figures_ in (with_mdt, without):
-                for key in [k for k in figures_ if k.startswith(query)]:
-                    figures_[key]["files"] = len(figures_[key]["files"])
+        for figures_ in (result[label] for label in TABLES):
+            for key in [k for k in figures_ if k.startswith("plan")]:
+                figures_[key]["files"] = len(figures_[key]["files"])
     finally:
         shutil.rmtree(root, ignore_errors=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
