@@ -6,8 +6,8 @@ every writer (the core, Spark tasks, table services) updates the index alike:
   from another partition, keys inserted again after a delete), and the previous slice's live keys it no longer
   holds are deleted (COW deletes); a merge that reports neither inserts nor deletes over a base-only slice kept
   the keys and is not read. A compaction rewrites G with the same keys and changes nothing;
-- a log file of G: keys of its delete blocks are deleted; keys of its data blocks not live in G before are put
-  (a log-only file group, as the bucket index writes);
+- a log file of G: keys of its delete blocks are deleted; keys of its data blocks the index does not place in G
+  are put (inserts into logs, as the bucket index writes them);
 - a replacecommit (insert_overwrite, delete_partition, clustering): the live keys of the replaced file groups are
   deleted, the new file groups' keys put.
 One key is put or deleted once per action: a put wins (a key moved or clustered away from G is put at its new
@@ -93,6 +93,12 @@ class _Slices:
         cfg = HoodieConfig({})
         self.merge = merge_config(table.props, cfg.get(MERGE_MAX_MEMORY), cfg.get(SPILLABLE_MAP_PATH))
         self.visibility = log_visibility(table.timeline, None)
+        self._index: RecordIndex | None = None
+
+    def index(self) -> RecordIndex:
+        if self._index is None:
+            self._index = RecordIndex.load(self.table.storage, self.table.props, self.table.timeline)
+        return self._index
 
     def latest(self, partition: str, file_id: str) -> FileSlice | None:
         if partition not in self.cache:
@@ -148,22 +154,34 @@ def _same_keys(stat: WriteStat, name: str, previous: FileSlice | None) -> bool:
             and not previous.log_files and not stat.num_inserts and not stat.num_deletes)
 
 
+def _elsewhere(slices: _Slices, keys: pa.Array, partition: str, file_id: str) -> pa.Array:
+    """The keys the record index (before this action) does not place in (partition, file_id): a log's inserts.
+    The lookup follows the keys written, not the file group's size; the tagging of the same write has usually
+    left the index's files decoded in this process."""
+    if not len(keys):
+        return keys
+    partitions, file_ids = slices.index().lookup(keys)
+    here = pc.and_(pc.fill_null(pc.equal(partitions, partition), False), pc.fill_null(pc.equal(file_ids, file_id),
+                                                                                        False))
+    return keys.filter(pc.invert(here))
+
+
 def _apply_stat(change: RecordIndexChange, slices: _Slices, stat: WriteStat, instant_time: str) -> None:
     partition = stat.partition_path or ""
     name = posixpath.basename(stat.path or "")
     file_id = stat.file_id or ""
+    if parse_log_file_name(name) is not None:
+        written, deleted = _log_keys(slices.table, stat.path or "", instant_time)
+        change.put(_elsewhere(slices, written, partition, file_id), partition, file_id, instant_time)
+        change.delete(deleted)
+        return
     previous = slices.latest(partition, file_id)
-    if _same_keys(stat, name, previous):
+    if parse_base_file_name(name) is None or _same_keys(stat, name, previous):
         return
     before = slices.live_keys(previous)
-    if parse_base_file_name(name) is not None:
-        keys = _base_keys(slices.table, stat.path or "")
-        change.put(_minus(keys, before), partition, file_id, instant_time)
-        change.delete(_minus(before, keys))
-    elif parse_log_file_name(name) is not None:
-        written, deleted = _log_keys(slices.table, stat.path or "", instant_time)
-        change.put(_minus(written, before), partition, file_id, instant_time)
-        change.delete(deleted)
+    keys = _base_keys(slices.table, stat.path or "")
+    change.put(_minus(keys, before), partition, file_id, instant_time)
+    change.delete(_minus(before, keys))
 
 
 def change_of_commit(table: HoodieTable, metadata: CommitMetadata, instant_time: str) -> RecordIndexChange:

@@ -261,8 +261,10 @@ INDEX_CASES = [(s, t) for s, t in CASES if s.name in INDEX_SCENARIOS]
 @pytest.mark.parametrize(("scenario", "table_type"), INDEX_CASES, ids=[f"{s.name}-{t}" for s, t in INDEX_CASES])
 def test_a_crash_with_a_record_index_leaves_both_tables_consistent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                    scenario: Scenario, table_type: str) -> None:
-    """The same crashes with the record index on and writes tagged by it: no key is duplicated or lost, and
-    after the next write the record index places every live key in its file group."""
-    for key, value in {**WITH_METADATA, "hoodie.index.type": "RECORD_INDEX"}.items():
+    """The same crashes with the record index and the column stats on, and writes tagged by the index: no key is
+    duplicated or lost, and after the next write the record index places every live key in its file group and the
+    column stats equal the footers."""
+    for key, value in {**WITH_METADATA, "hoodie.index.type": "RECORD_INDEX",
+                       "hoodie.metadata.index.column.stats.enable": "true"}.items():
         monkeypatch.setitem(BASE_OPTIONS, key, value)
     test_a_crash_at_every_mutation_leaves_the_last_committed_state(tmp_path, scenario, table_type)

@@ -196,3 +196,18 @@ def test_a_decoded_base_file_answers_as_its_blocks_do(tmp_path: Path, monkeypatc
     assert [(p[0].as_py(), f[0].as_py()) for p, f in few] == list(zip(whole[0].to_pylist(), whole[1].to_pylist(),
                                                                         strict=True))
     assert whole[1].null_count == len([i for i in range(0, 400, 3) if i >= 300])
+
+
+def test_inserts_into_log_files_are_indexed(tmp_path: Path) -> None:
+    """The bucket index writes a MERGE_ON_READ table's inserts into log files (of new and existing buckets): the
+    record index places them all, and updates written beside them change nothing."""
+    path = str(tmp_path / "t")
+    write = {**options("upsert", 9), "hoodie.datasource.write.table.type": MOR, "hoodie.index.type": "BUCKET",
+             "hoodie.bucket.index.num.buckets": "2", "hoodie.metadata.record.index.enable": "true"}
+    model: dict[str, int] = {}
+    for ids, version in ((range(0, 6), 1), ([0, 1, 6, 7, 8], 2), ([2, 9, 10], 3)):
+        Table(path).write(rows(list(ids), version), write)
+        apply_write(model, "upsert", ids, version, {})
+        assert Table(path).validate_metadata() == []
+        assert set(index_entries(path)) == set(model)
+    assert id_to_ts(Table(path).read()) == model
