@@ -154,29 +154,28 @@ def _same_keys(stat: WriteStat, name: str, previous: FileSlice | None) -> bool:
             and not previous.log_files and not stat.num_inserts and not stat.num_deletes)
 
 
-def _elsewhere(slices: _Slices, keys: pa.Array, partition: str, file_id: str) -> pa.Array:
-    """The keys the record index (before this action) does not place in (partition, file_id): a log's inserts.
-    The lookup follows the keys written, not the file group's size; the tagging of the same write has usually
-    left the index's files decoded in this process."""
+def _log_puts(change: RecordIndexChange, slices: _Slices, written: list[tuple[pa.Array, str, str]],
+              instant_time: str) -> None:
+    """Put the keys each log wrote that the record index (before this action) does not place in its file group:
+    the logs' inserts. One lookup for all the logs, following the keys written, not the file groups' sizes; the
+    tagging of the same write has usually left the index's files decoded in this process."""
+    keys = pa.concat_arrays([k for k, _, _ in written]) if written else _NO_KEYS
     if not len(keys):
-        return keys
-    partitions, file_ids = slices.index().lookup(keys)
-    here = pc.and_(pc.fill_null(pc.equal(partitions, partition), False), pc.fill_null(pc.equal(file_ids, file_id),
-                                                                                        False))
-    return keys.filter(pc.invert(here))
-
-
-def _apply_stat(change: RecordIndexChange, slices: _Slices, stat: WriteStat, instant_time: str) -> None:
-    partition = stat.partition_path or ""
-    name = posixpath.basename(stat.path or "")
-    file_id = stat.file_id or ""
-    if parse_log_file_name(name) is not None:
-        written, deleted = _log_keys(slices.table, stat.path or "", instant_time)
-        change.put(_elsewhere(slices, written, partition, file_id), partition, file_id, instant_time)
-        change.delete(deleted)
         return
+    partitions, file_ids = slices.index().lookup(keys)
+    start = 0
+    for log_keys, partition, file_id in written:
+        end = start + len(log_keys)
+        here = pc.and_(pc.fill_null(pc.equal(partitions[start:end], partition), False),
+                       pc.fill_null(pc.equal(file_ids[start:end], file_id), False))
+        change.put(log_keys.filter(pc.invert(here)), partition, file_id, instant_time)
+        start = end
+
+
+def _apply_base_stat(change: RecordIndexChange, slices: _Slices, stat: WriteStat, instant_time: str) -> None:
+    partition, file_id, name = stat.partition_path or "", stat.file_id or "", posixpath.basename(stat.path or "")
     previous = slices.latest(partition, file_id)
-    if parse_base_file_name(name) is None or _same_keys(stat, name, previous):
+    if _same_keys(stat, name, previous):
         return
     before = slices.live_keys(previous)
     keys = _base_keys(slices.table, stat.path or "")
@@ -194,9 +193,16 @@ def change_of_commit(table: HoodieTable, metadata: CommitMetadata, instant_time:
     for partition, file_ids in (metadata.partition_to_replace_file_ids or {}).items():
         for file_id in file_ids:
             change.delete(slices.live_keys(slices.latest(partition, file_id)))
+    logged: list[tuple[pa.Array, str, str]] = []
     for stat in metadata.all_write_stats():
-        if stat.path:
-            _apply_stat(change, slices, stat, instant_time)
+        name = posixpath.basename(stat.path or "")
+        if parse_base_file_name(name) is not None:
+            _apply_base_stat(change, slices, stat, instant_time)
+        elif parse_log_file_name(name) is not None:
+            written, deleted = _log_keys(table, stat.path or "", instant_time)
+            logged.append((written, stat.partition_path or "", stat.file_id or ""))
+            change.delete(deleted)
+    _log_puts(change, slices, logged, instant_time)
     return change
 
 
