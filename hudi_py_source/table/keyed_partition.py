@@ -295,8 +295,6 @@ def _hfile(data: bytes, where: str, asked: int) -> HFileReader | DecodedFile:
     return decoded
 
 
-
-
 @dataclass
 class KeyedChange:
     """What one data-table action writes into a keyed metadata partition: records put, keys deleted."""
@@ -304,10 +302,6 @@ class KeyedChange:
     keys: pa.Array
     values: pa.Array
     deleted: pa.Array
-
-    @classmethod
-    def empty(cls) -> KeyedChange:
-        return cls(pa.array([], pa.string()), pa.array([], pa.large_binary()), pa.array([], pa.string()))
 
     def __bool__(self) -> bool:
         return bool(len(self.keys) or len(self.deleted))

@@ -78,9 +78,6 @@ class RecordIndexChange:
             keys = keys.filter(pc.invert(pc.is_in(keys, value_set=pa.concat_arrays(self.keys))))
         return keys
 
-    def empty(self) -> bool:
-        return not self.keys and not self.deleted
-
 
 class _Slices:
     """The data table's latest file slices as of its completed instants, and their live keys."""

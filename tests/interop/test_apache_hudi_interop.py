@@ -81,17 +81,10 @@ def id_to_ts(table: pa.Table) -> dict[str, int]:
     return dict(zip(table.column("id").to_pylist(), table.column("ts").to_pylist(), strict=True))
 
 
-# The COW table is tagged by its record index, which Apache Hudi 0.15 builds; pyhudi tags its writes through it and
-# keeps it in step, then Apache Hudi tags its last upsert through what pyhudi wrote (a misplaced key would come
-# back duplicated). The MOR table keeps Hudi's default index, whose small-file rule the MOR stages rely on.
-INDEXED = {COW: {"hoodie.index.type": "RECORD_INDEX", "hoodie.metadata.record.index.enable": "true"}}
-
-
 def hudi_options(table_type: str, operation: str, **extra: str) -> dict[str, str]:
     """The write options both writers take: Hudi's keys only, with the metadata table (Hudi's default), which
     each writer keeps in step for the other."""
     return {
-        **INDEXED.get(table_type, {}),
         "hoodie.table.name": "interop",
         "hoodie.datasource.write.table.type": table_type,
         "hoodie.datasource.write.recordkey.field": "id",
@@ -318,8 +311,7 @@ def test_both_writers_keep_the_metadata_table_in_step(apache_015_tables: dict, t
     assert id_to_ts(rows_after) == expected
     assert rows_after.num_rows == len(expected)
     properties = (apache_015_tables["tables"] / table_type / ".hoodie" / "hoodie.properties").read_text()
-    partitions = "files,record_index" if table_type in INDEXED else "files"
-    assert f"hoodie.table.metadata.partitions={partitions}\n" in properties
+    assert "hoodie.table.metadata.partitions=files\n" in properties
 
 
 def test_apache_hudi_015_mor_table_has_log_files_of_both_writers(apache_015_tables: dict) -> None:

@@ -154,17 +154,18 @@ def test_partitions_pyhudi_does_not_write_refuse_unless_disabled(tmp_path: Path)
     path = str(tmp_path / "t")
     Table(path).write(rows(range(6), 1), {**options("insert", 9), **METADATA})
     storage = Storage(path)
-    TableProperties.load(storage).update(storage, {"hoodie.table.metadata.partitions": "column_stats,files"})
-    (tmp_path / "t" / ".hoodie" / "metadata" / "column_stats").mkdir()
+    TableProperties.load(storage).update(storage, {"hoodie.table.metadata.partitions": "files,partition_stats"})
+    (tmp_path / "t" / ".hoodie" / "metadata" / "partition_stats").mkdir()
     with pytest.raises(HoodieTableError, match=r"its metadata table has partitions pyhudi does not keep in step, "
-                       r"so readers using them would miss the change \(column_stats: set "
-                       r"hoodie\.metadata\.index\.column\.stats\.enable=false to remove it, as Hudi does\)"):
+                       r"so readers using them would miss the change \(partition_stats: set "
+                       r"hoodie\.metadata\.index\.partition\.stats\.enable=false to remove it, as Hudi does\)"):
         Table(path).write(rows([0], 2), options("upsert", 9))
-    with pytest.raises(HoodieConfigError, match="hoodie.metadata.index.column.stats.enable"):
-        Table(path).write(rows([0], 2), {**options("upsert", 9), "hoodie.metadata.index.column.stats.enable": "true"})
-    Table(path).write(rows([0], 2), {**options("upsert", 9), "hoodie.metadata.index.column.stats.enable": "false"})
+    stats = "hoodie.metadata.index.partition.stats.enable"
+    with pytest.raises(HoodieConfigError, match=stats):
+        Table(path).write(rows([0], 2), {**options("upsert", 9), stats: "true"})
+    Table(path).write(rows([0], 2), {**options("upsert", 9), stats: "false"})
     assert TableProperties.load(storage).metadata_partitions == ["files"]
-    assert not (tmp_path / "t" / ".hoodie" / "metadata" / "column_stats").exists()
+    assert not (tmp_path / "t" / ".hoodie" / "metadata" / "partition_stats").exists()
     assert Table(path).validate_metadata() == []
 
 
