@@ -219,7 +219,7 @@ METADATA_ENABLE = define(
     "The metadata table (.hoodie/metadata) and its `files` partition. true creates it for a table that has none "
     "(listing the table's files once) and keeps it in step; false removes one, as a Hudi writer does. Unset, pyhudi "
     "keeps an existing metadata table in step and creates none: Hudi's default is true, pyhudi's stays false for "
-    "new tables until its other partitions (column stats, record index) are written too (see README).")
+    "new tables until it writes every partition Hudi builds with it by default (see README).")
 METADATA_COMPACT_MAX_DELTA_COMMITS = define(
     "hoodie.metadata.compact.max.delta.commits", 10, int,
     "Compact the metadata table's file group after this many deltacommits.", validate=_positive)

@@ -1,4 +1,5 @@
-"""Keeping a table's metadata table (`.hoodie/metadata`, its `files` partition) in step with the data table.
+"""Keeping a table's metadata table (`.hoodie/metadata`: its `files` partition, and the record index and column
+stats when the table has them) in step with the data table.
 
 Every action that adds or removes data files is applied to the metadata table as a deltacommit of the same
 instant time, before the data table's instant completes, as Hudi 1.x does:
@@ -27,6 +28,11 @@ The metadata table is created (`initialize`) with the `files` partition listed f
 a completed instant, in one deltacommit `00000000000000000` (`00000000000000010` on version 6, whose metadata
 table also compacts at its latest deltacommit's time + `001`) that writes the base HFile; the data table's
 hoodie.properties then lists `files` in hoodie.table.metadata.partitions, which is what makes readers use it.
+
+The keyed partitions (the record index, column stats; `KEYED`) are built the same way, each by a deltacommit of
+its own (`00000000000000001`, `...002`; version 6 `...011`, `...012`) writing one base HFile per file group, and
+take, in each data action's deltacommit, one log file per file group the action touched: an HFILE_DATA_BLOCK of
+the records put and a DELETE_BLOCK of the keys removed (`keyed_changes_of_commit`, `keyed_changes_of_clean`).
 """
 
 from __future__ import annotations
