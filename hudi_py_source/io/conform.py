@@ -40,3 +40,18 @@ def _cast(column: pa.ChunkedArray, field: pa.Field) -> pa.ChunkedArray:
         raise HoodieSchemaError(
             f"column {field.name!r}: its {column.type} values do not convert exactly to the table's type "
             f"{field.type} ({exc}); cast the column to {field.type} first to drop what does not fit") from None
+
+
+def field_type_at(schema: pa.Schema, path: str) -> pa.DataType | None:
+    """Type of a top-level column or a dotted path into structs; None when absent."""
+    if schema.get_field_index(path) >= 0:
+        return schema.field(path).type
+    head, *rest = path.split(".")
+    if schema.get_field_index(head) < 0:
+        return None
+    current = schema.field(head).type
+    for name in rest:
+        if not pa.types.is_struct(current) or current.get_field_index(name) < 0:
+            return None
+        current = current.field(name).type
+    return current

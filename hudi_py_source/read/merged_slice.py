@@ -62,7 +62,7 @@ from ..config import SKIP_CORRUPT_LOG_BLOCKS
 from ..errors import HoodieConfigError, HoodieCorruptedDataError, HoodieError, HoodieUnsupportedFileError
 from ..io.avro_schema import avro_to_arrow
 from ..io.base_file import read_base_batches
-from ..io.conform import conform
+from ..io.conform import conform, field_type_at
 from ..io.log_blocks import BlockType, LogBlock, decode_command_block, decode_data_block, decode_delete_block
 from ..io.log_format import read_log_file
 from ..keygen import record_keys
@@ -329,21 +329,6 @@ def _blocks(storage: Storage, log_paths: tuple[str, ...],
 # Log state per key
 
 
-def _field_path(schema: pa.Schema, path: str) -> pa.DataType | None:
-    """Type of a top-level column or a dotted path into structs; None when absent."""
-    if schema.get_field_index(path) >= 0:
-        return schema.field(path).type
-    head, *rest = path.split(".")
-    if schema.get_field_index(head) < 0:
-        return None
-    current = schema.field(head).type
-    for name in rest:
-        if not pa.types.is_struct(current) or current.get_field_index(name) < 0:
-            return None
-        current = current.field(name).type
-    return current
-
-
 def _last_per_key(table: pa.Table, sort_keys: list[tuple[str, str]]) -> pa.Table:
     """The last row of each key after sorting by key then `sort_keys` (columns without nulls)."""
     if table.num_rows < 2:
@@ -371,7 +356,7 @@ class LogRecords:
         self.data_schema = schema
         self.order_type: pa.DataType | None = None
         if config.ordering_field is not None:
-            self.order_type = _field_path(schema, config.ordering_field)
+            self.order_type = field_type_at(schema, config.ordering_field)
             if self.order_type is None:
                 raise HoodieConfigError(f"hoodie.table.precombine.field={config.ordering_field!r} is not a column "
                                         f"of the table schema ({', '.join(schema.names)})")

@@ -12,12 +12,12 @@ import pyarrow as pa
 
 from ..storage import Storage
 from ..timeline.active import ActiveTimeline
+from .column_stats_records import COLUMN_STATS_PARTITION as COLUMN_STATS_PARTITION
 from .column_stats_records import StatsRecord, column_stats_key, decode_records
 from .keyed_partition import KeyedPartition
 from .metadata_records import RECORD_SCHEMA_JSON
 from .properties import TableProperties
 
-COLUMN_STATS_PARTITION = "column_stats"
 FILE_GROUP_PREFIX = "col-stats-"
 # File groups of a new column_stats partition (hoodie.metadata.index.column.stats.file.group.count).
 DEFAULT_FILE_GROUPS = 2

@@ -40,6 +40,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..errors import HoodieCorruptedDataError
+from ..io.conform import field_type_at
 from .metadata_records import META_FIELD_NAMES, NAMESPACE, NON_PARTITIONED_KEY, RECORD_SCHEMA
 
 COLUMN_STATS_PARTITION = "column_stats"
@@ -236,15 +237,8 @@ def columns_to_index(schema: pa.Schema, configured: list[str] | None, max_column
 def _configured_supported(schema: pa.Schema, dotted: str) -> bool:
     """Whether a configured (possibly nested) column exists with a supported type; Hudi's writer fails on a
     column the schema lacks, pyhudi leaves it out."""
-    head, *rest = dotted.split(".")
-    if head not in schema.names:
-        return False
-    t = schema.field(head).type
-    for part in rest:
-        if not pa.types.is_struct(t) or t.get_field_index(part) < 0:
-            return False
-        t = t.field(part).type
-    return _supported(t)
+    found = field_type_at(schema, dotted)
+    return found is not None and _supported(found)
 
 
 # --- stats from a parquet footer --------------------------------------------------------------------------

@@ -76,22 +76,24 @@ def entries_of_table(table: HoodieTable) -> KeyedChange:
 def column_stats_differences(table: HoodieTable) -> list[str]:
     """Every latest base file whose column stats are missing or differ from its footer's ranges (min, max, null
     and value counts) for the columns Hudi indexes."""
-    index = ColumnStatsIndex.load(table.storage, table.props, table.timeline)
-    found: list[str] = []
+    expected: dict[tuple[str, str], tuple[str, list[ColumnRange]]] = {}
     for file_slice in table.fs_view().latest_file_slices():
         base = file_slice.base_file
-        if base is None:
-            continue
-        with open_base_file(table.storage, base.path) as parquet:
-            metadata = parquet.metadata
-        expected = file_column_stats(metadata, columns_to_index(metadata.schema.to_arrow_schema(), None))
-        recorded = index.ranges([(file_slice.partition_path, base.name)], [r.column for r in expected]).get(
-            (file_slice.partition_path, base.name), {})
-        for want in expected:
-            got = recorded.get(want.column)
-            facts = (want.min, want.max, want.null_count, want.value_count)
+        if base is not None:
+            with open_base_file(table.storage, base.path) as parquet:
+                metadata = parquet.metadata
+            ranges = file_column_stats(metadata, columns_to_index(metadata.schema.to_arrow_schema(), None))
+            expected[(file_slice.partition_path, base.name)] = (base.path, ranges)
+    columns = sorted({r.column for _, ranges in expected.values() for r in ranges})
+    index = ColumnStatsIndex.load(table.storage, table.props, table.timeline)
+    recorded = index.ranges(list(expected), columns)
+    found: list[str] = []
+    for file, (path, ranges) in expected.items():
+        for want in ranges:
+            got = recorded.get(file, {}).get(want.column)
             if got is None:
-                found.append(f"{base.path}: no column stats of {want.column}")
-            elif (got.range.min, got.range.max, got.range.null_count, got.range.value_count) != facts:
-                found.append(f"{base.path}: column stats of {want.column} say {got.range}, the footer {want}")
+                found.append(f"{path}: no column stats of {want.column}")
+            elif (got.range.min, got.range.max, got.range.null_count, got.range.value_count) != (
+                    want.min, want.max, want.null_count, want.value_count):
+                found.append(f"{path}: column stats of {want.column} say {got.range}, the footer {want}")
     return found
