@@ -195,10 +195,15 @@ def _plan_record(storage: Storage, cfg: HoodieConfig, groups: list[tuple[list[Fi
     return {"operationType": CLUSTER, "clusteringPlan": plan, "extraMetadata": {}, "version": 1}
 
 
-def _check_options(table: HoodieTable, cfg: HoodieConfig) -> None:
+def _refuse_bucket_index(cfg: HoodieConfig) -> None:
+    """Refused before the table is loaded: a refused clustering must not roll back failed writes either."""
     if cfg.get(INDEX_TYPE) == "BUCKET":
         raise HoodieConfigError("clustering is not supported with hoodie.index.type=BUCKET: new file groups would "
                                 "no longer match the buckets their records hash to")
+
+
+def _check_options(table: HoodieTable, cfg: HoodieConfig) -> None:
+    _refuse_bucket_index(cfg)
     schema = table.schema()
     names = full_schema(schema).names if schema is not None else []
     missing = [c for c in list_fields(cfg.get(CLUSTERING_SORT_COLUMNS)) if c not in names]
@@ -251,8 +256,10 @@ def schedule_clustering(storage: Storage | str, options: dict[str, Any] | None =
     """Write a clustering plan of the small file slices; its instant, or None when there is nothing to cluster
     (or, with hoodie.clustering.inline, fewer than inline.max.commits commits since the last clustering)."""
     storage = Storage.of(storage)
+    cfg = HoodieConfig(options or {})
+    _refuse_bucket_index(cfg)
     refuse_unkept_metadata(storage, "a clustering")
-    return _schedule(_load(storage), HoodieConfig(options or {}))
+    return _schedule(_load(storage), cfg)
 
 
 def _load(storage: Storage) -> HoodieTable:
@@ -464,9 +471,11 @@ def cluster(storage: Storage | str, options: dict[str, Any] | None = None) -> li
     """Run every pending clustering, oldest first, scheduling one first when none is pending; their instants
     (empty when there was nothing to cluster). The table is loaded once for both."""
     storage = Storage.of(storage)
+    cfg = HoodieConfig(options or {})
+    _refuse_bucket_index(cfg)
     refuse_unkept_metadata(storage, "a clustering")
     table = _load(storage)
-    if not pending_clusterings(table) and _schedule(table, HoodieConfig(options or {})) is None:
+    if not pending_clusterings(table) and _schedule(table, cfg) is None:
         return []
     return _run(table, options)
 

@@ -363,6 +363,14 @@ def test_bad_options_name_the_option(tmp_path) -> None:
     with pytest.raises(HoodieConfigError, match="hoodie.index.type=BUCKET"):
         Table(url).schedule_clustering({"hoodie.index.type": "BUCKET"})
     assert [i.action for i in timeline(url).instants] == ["commit"]
+    # a refused clustering writes nothing, not even the rollback of a failed write
+    failed = start_write(Storage(url), options(NONPART, "upsert"), rows([1]).schema)
+    assert failed is not None
+    for refused in (Table(url).cluster, Table(url).schedule_clustering):
+        with pytest.raises(HoodieConfigError, match="hoodie.index.type=BUCKET"):
+            refused({"hoodie.index.type": "BUCKET"})
+    assert [(i.action, i.state) for i in timeline(url).instants] == [("commit", "COMPLETED"),
+                                                                      ("commit", "INFLIGHT")]
 
 
 def test_output_file_groups_ceil(tmp_path) -> None:
