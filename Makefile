@@ -44,12 +44,17 @@ $(HUDI_VENV)/.installed: tests/apache_hudi/requirements.txt
 $(PYHUDI_JARS)/%.jar:
 	python3 tests/apache_hudi/bundles.py fetch $@
 
+# Test processes (pytest-xdist): one per core of CI's 2-core machine; each holds its own SparkSession. A test
+# file stays in one process (--dist loadfile), so its module fixtures (Apache Hudi's runs) are built once.
+TEST_WORKERS ?= 2
+
 test: $(VENV)/.installed java apache-hudi
-	$(PYTHON) -m pytest $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The fast loop: the core without the JVM, S3 or the long runs.
 test-fast: $(VENV)/.installed
-	$(PYTHON) -m pytest -q -m "not spark and not apache_hudi and not s3 and not slow" $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not spark and not apache_hudi and not s3 and not slow" \
+	  $(PYTEST_ARGS)
 
 demo: $(VENV)/.installed java
 	@test -f examples/quickstart.py || { echo "examples/quickstart.py is not written yet"; exit 1; }
