@@ -231,9 +231,13 @@ COLUMN_STATS_FILE_GROUPS = define(
     "hoodie.metadata.index.column.stats.file.group.count", 2, int,
     "File groups of a new column_stats partition.", validate=_positive)
 METADATA_PARTITION_STATS_ENABLE = define(
-    "hoodie.metadata.index.partition.stats.enable", False, bool,
-    "The metadata table's partition_stats partition. false removes an existing one, as Hudi does.",
-    supported=(False,), unsupported="pyhudi does not write the partition_stats partition yet")
+    "hoodie.metadata.index.partition.stats.enable", True, bool,
+    "The metadata table's partition_stats partition (each partition's column ranges, for partition skipping), "
+    "built and kept with the column stats of a partitioned table, as Hudi 1.x does; false leaves it out and "
+    "removes an existing one.")
+PARTITION_STATS_FILE_GROUPS = define(
+    "hoodie.metadata.index.partition.stats.file.group.count", 1, int,
+    "File groups of a new partition_stats partition.", validate=_positive)
 METADATA_BLOOM_FILTER_ENABLE = define(
     "hoodie.metadata.index.bloom.filter.enable", False, bool,
     "The metadata table's bloom_filters partition. false removes an existing one, as Hudi does.",

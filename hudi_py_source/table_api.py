@@ -27,12 +27,14 @@ from .table.column_stats import COLUMN_STATS_PARTITION
 from .table.file_names import write_token
 from .table.hoodie_table import HoodieTable
 from .table.mdt import FILES_PARTITION, metadata_differences
+from .table.partition_stats import PARTITION_STATS_PARTITION
 from .table.record_index import RECORD_INDEX_PARTITION
 from .timeline.archived import ArchivedTimeline
 from .timeline.instant import Instant
 from .timeline.lsm_timeline import LSMArchivedTimeline, load_archived_timeline
 from .write.client import abort_write, commit_write, start_write, write_task
 from .write.column_stats_changes import column_stats_differences
+from .write.partition_stats_changes import partition_stats_differences
 from .write.record_index_changes import index_differences
 
 Data: TypeAlias = pa.Table | pa.RecordBatch | Iterable[pa.RecordBatch]
@@ -156,8 +158,9 @@ class Table:
     def validate_metadata(self) -> list[str]:
         """Every difference between the metadata table and the data table: its file listing against storage (see
         table/mdt.metadata_differences) and its record index against the keys a snapshot reads (see
-        write/record_index_changes.index_differences) and its column stats against the files' footers; empty when
-        they agree. A table without one has nothing to check."""
+        write/record_index_changes.index_differences), its column stats against the files' own ranges and its
+        partition stats against the ranges of each partition's files; empty when they agree. A table without one
+        has nothing to check."""
         table = self.hoodie_table()
         if FILES_PARTITION not in table.props.metadata_partitions:
             raise HoodieTableError(f"{self.storage.base_url} has no metadata table to validate",
@@ -167,6 +170,8 @@ class Table:
             found += index_differences(table)
         if COLUMN_STATS_PARTITION in table.props.metadata_partitions:
             found += column_stats_differences(table)
+        if PARTITION_STATS_PARTITION in table.props.metadata_partitions:
+            found += partition_stats_differences(table)
         return found
 
     def hoodie_table(self) -> HoodieTable:

@@ -25,6 +25,7 @@ from ..storage import Storage
 from ..table.column_stats import COLUMN_STATS_PARTITION, ColumnStatsIndex, FileRanges
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
+from ..table.partition_stats import PARTITION_STATS_PARTITION, PartitionStatsIndex
 from ..table.properties import DROP_PARTITION_COLUMNS
 from .file_pruning import IndexedFacts, may_match, prunable_columns, read_footer_facts
 from .merged_slice import (
@@ -151,6 +152,24 @@ def matching_partitions(partitions: list[str], table: HoodieTable, predicates: l
         return list(partitions)
     kept = {known[i][0] for i in rows.filter(expression).column("__index").to_pylist()}
     return [p for p, v in parsed if v is None or p in kept]
+
+
+def stats_matching_partitions(partitions: list[str], table: HoodieTable, predicates: list[Predicate],
+                              schema: pa.Schema) -> list[str]:
+    """The partitions whose partition stats (the metadata table's, over their latest files) do not rule out
+    `predicates`, in their order; a partition without stats is kept. Only a read of the latest snapshot may ask:
+    the stats say nothing of files an earlier snapshot had."""
+    columns = prunable_columns(predicates, schema)
+    if not columns or not partitions or PARTITION_STATS_PARTITION not in table.props.metadata_partitions:
+        return partitions
+    try:
+        index = PartitionStatsIndex.load(table.storage, table.props, table.timeline)
+    except HoodieTableError as exc:
+        LOG.warning("not skipping partitions of %s: its partition stats cannot be read (%s)", table.storage.base_url,
+                    exc)
+        return partitions
+    found = index.ranges(partitions, columns)
+    return [p for p in partitions if p not in found or may_match(IndexedFacts(found[p]), predicates, schema)]
 
 
 def _key_field(table: HoodieTable, schema: pa.Schema) -> str | None:

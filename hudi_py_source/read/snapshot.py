@@ -15,7 +15,7 @@ from ..config import AS_OF_INSTANT, QUERY_TYPE, READ_METADATA_LISTING, HoodieCon
 from ..storage import Storage
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
-from .plan import ReadPlan, build_plan, full_schema, matching_partitions
+from .plan import ReadPlan, build_plan, full_schema, matching_partitions, stats_matching_partitions
 from .predicates import Predicate, supports
 from .time_travel import check_readable_as_of, format_query_instant
 
@@ -40,8 +40,11 @@ def plan_snapshot(storage: Storage, cfg: HoodieConfig, predicates: list[Predicat
     schema = full_schema(data_schema)
     usable = [p for p in predicates if supports(p, schema)]
     view = table.fs_view()
+    partitions = matching_partitions(view.partitions(), table, usable, schema)
+    if as_of is None:
+        partitions = stats_matching_partitions(partitions, table, usable, schema)
     slices: list[FileSlice] = []
-    for partition in matching_partitions(view.partitions(), table, usable, schema):
+    for partition in partitions:
         slices.extend(view.latest_file_slices(partition, as_of=as_of))
     return build_plan(table, cfg, schema, usable, slices, merge_logs, as_of,
                       f"{query_type} query as of {as_of or 'the latest instant'}")

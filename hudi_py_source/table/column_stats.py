@@ -10,31 +10,19 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ..storage import Storage
-from ..timeline.active import ActiveTimeline
 from .column_stats_records import COLUMN_STATS_PARTITION as COLUMN_STATS_PARTITION
 from .column_stats_records import StatsRecord, column_stats_key, decode_records
 from .keyed_partition import KeyedPartition
 from .metadata_records import RECORD_SCHEMA_JSON
-from .properties import TableProperties
-
-FILE_GROUP_PREFIX = "col-stats-"
-# File groups of a new column_stats partition (hoodie.metadata.index.column.stats.file.group.count).
-DEFAULT_FILE_GROUPS = 2
 
 FileRanges = dict[str, StatsRecord]
-
-
-def file_group_id(index: int) -> str:
-    return f"{FILE_GROUP_PREFIX}{index:04d}-0"
 
 
 class ColumnStatsIndex(KeyedPartition):
     """The column stats of a data table, as of its metadata table's latest instants that count."""
 
-    @classmethod
-    def load(cls, storage: Storage, props: TableProperties, data_timeline: ActiveTimeline) -> ColumnStatsIndex:
-        return cls.load_partition(storage, props, data_timeline, COLUMN_STATS_PARTITION)
+    PARTITION = COLUMN_STATS_PARTITION
+    FILE_GROUP_PREFIX = "col-stats-"
 
     def ranges(self, files: list[tuple[str, str]], columns: list[str]) -> dict[tuple[str, str], FileRanges]:
         """For each (partition, file name), the live records of `columns` it has (a file or column with none is

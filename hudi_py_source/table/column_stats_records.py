@@ -338,6 +338,80 @@ def file_column_stats(metadata: pq.FileMetaData, columns: list[str] | None) -> l
     return list(ranges.values())
 
 
+# --- stats of rows (log files) ----------------------------------------------------------------------------
+
+
+def _arrow_value_type(t: pa.DataType) -> ValueType:
+    """The ValueType Hudi gives a log record's field (ValueType.fromSchema), from its Arrow form."""
+    if pa.types.is_timestamp(t):
+        unit = {"ms": "MILLIS", "us": "MICROS", "ns": "NANOS"}[t.unit if t.unit != "s" else "ms"]
+        return ValueType[("TIMESTAMP_" if t.tz is not None else "LOCAL_TIMESTAMP_") + unit]
+    if pa.types.is_time(t):
+        return ValueType.TIME_MILLIS if t.unit in ("s", "ms") else ValueType.TIME_MICROS
+    checks: list[tuple[Callable[[pa.DataType], bool], ValueType]] = [
+        (pa.types.is_boolean, ValueType.BOOLEAN), (pa.types.is_int64, ValueType.LONG),
+        (pa.types.is_integer, ValueType.INT), (pa.types.is_float32, ValueType.FLOAT),
+        (pa.types.is_floating, ValueType.DOUBLE), (pa.types.is_date, ValueType.DATE),
+        (pa.types.is_decimal, ValueType.DECIMAL), (pa.types.is_fixed_size_binary, ValueType.FIXED),
+        (lambda x: pa.types.is_string(x) or pa.types.is_large_string(x), ValueType.STRING)]
+    return next((value_type for check, value_type in checks if check(t)), ValueType.BYTES)
+
+
+def _column_at(table: pa.Table, dotted: str) -> pa.Array | None:
+    """A (possibly nested, dotted) column of `table`, or None when it has none."""
+    top, *rest = dotted.split(".")
+    if top not in table.column_names:
+        return None
+    values: pa.Array = table.column(top).combine_chunks()
+    for name in rest:
+        if not pa.types.is_struct(values.type) or values.type.get_field_index(name) < 0:
+            return None
+        values = pc.struct_field(values, name)
+    return values
+
+
+def _bound_value(scalar: pa.Scalar, value_type: ValueType) -> Any:
+    """A min or max scalar as the Python value of its type (nanosecond timestamps as int nanoseconds)."""
+    if not scalar.is_valid:
+        return None
+    if value_type in (ValueType.TIMESTAMP_NANOS, ValueType.LOCAL_TIMESTAMP_NANOS):
+        return scalar.cast(pa.int64()).as_py()
+    return scalar.as_py()
+
+
+def rows_column_stats(table: pa.Table, columns: list[str]) -> list[ColumnRange]:
+    """Each wanted column's range over some rows, as Hudi computes it for the records of a log file
+    (HoodieTableMetadataUtil.collectColumnRangeMetadata): min, max, nulls and values over the rows; sizes 0,
+    which are not comparable with parquet's. No rows at all give ranges of type NULL, as Hudi's."""
+    ranges = []
+    for column in columns:
+        values = _column_at(table, column)
+        if values is None:
+            continue
+        value_type = _arrow_value_type(values.type) if len(values) else ValueType.NULL
+        decimal = (values.type.precision, values.type.scale) if value_type == ValueType.DECIMAL else None
+        bounds = pc.min_max(values)
+        ranges.append(ColumnRange(column, _bound_value(bounds["min"], value_type),
+                                  _bound_value(bounds["max"], value_type), values.null_count, len(values), 0, 0,
+                                  value_type, decimal))
+    return ranges
+
+
+def partition_range(ranges: Sequence[ColumnRange]) -> ColumnRange | None:
+    """One column's ranges over a partition's files merged (FileFormatUtils.getColumnRangeInPartition), or None
+    when there are none or the files disagree on the column's type (an evolved schema): no partition range.
+    A file without values of the column (a log of deletes) adds only its counts."""
+    typed = [r for r in ranges if r.value_type != ValueType.NULL]
+    if not typed or len({(r.value_type, r.decimal) for r in typed}) > 1:
+        return None
+    merged = typed[0]
+    for r in typed[1:]:
+        merged = combine_ranges(merged, r)
+    empty = [r for r in ranges if r.value_type == ValueType.NULL]
+    return replace(merged, null_count=merged.null_count + sum(r.null_count for r in empty),
+                   value_count=merged.value_count + sum(r.value_count for r in empty))
+
+
 # --- values on the wire -----------------------------------------------------------------------------------
 
 
@@ -392,23 +466,62 @@ def _from_wire(value: Any, value_type: ValueType) -> Any:
     return value
 
 
-def _wrapped(value: Any, r: ColumnRange) -> tuple[str, dict[str, Any]] | None:
+def stats_version(table_version: int) -> int:
+    """The column stats index version Hudi 1.x writes into a table of `table_version` (HoodieIndexVersion): V2,
+    typed values, from table version 9; V1, the Java value's wrapper alone, before."""
+    return 2 if table_version >= 9 else 1
+
+
+# V1 records carry the Java value parquet's statistics give Hudi: timestamps and times as their raw Long/Integer,
+# UUIDs as strings, fixed bytes as bytes, decimals as DecimalWrapper's decimal(30, 15).
+_V1_AS = {ValueType.TIMESTAMP_MILLIS: ValueType.LONG, ValueType.TIMESTAMP_MICROS: ValueType.LONG,
+          ValueType.TIMESTAMP_NANOS: ValueType.LONG, ValueType.LOCAL_TIMESTAMP_MILLIS: ValueType.LONG,
+          ValueType.LOCAL_TIMESTAMP_MICROS: ValueType.LONG, ValueType.LOCAL_TIMESTAMP_NANOS: ValueType.LONG,
+          ValueType.TIME_MILLIS: ValueType.INT, ValueType.TIME_MICROS: ValueType.LONG,
+          ValueType.UUID: ValueType.STRING, ValueType.FIXED: ValueType.BYTES}
+_V1_WRAPPER = {ValueType.BOOLEAN: "Boolean", ValueType.INT: "Int", ValueType.LONG: "Long", ValueType.FLOAT: "Float",
+               ValueType.DOUBLE: "Double", ValueType.STRING: "String", ValueType.BYTES: "Bytes",
+               ValueType.DECIMAL: "Decimal", ValueType.DATE: "Date"}
+_V1_DECIMAL = (_DECIMAL_MAX_PRECISION, _DECIMAL_MAX_SCALE)
+
+
+def as_v1(r: ColumnRange) -> ColumnRange:
+    """A range as a V1 record holds it, and as it reads back from one."""
+    if r.value_type == ValueType.DECIMAL:
+        return replace(r, decimal=_V1_DECIMAL)
+    target = _V1_AS.get(r.value_type)
+    if target is None:
+        return r
+    def plain(value: Any) -> Any:
+        return None if value is None else str(value) if r.value_type == ValueType.UUID else \
+            _to_wire(value, r.value_type, r.decimal)
+    return replace(r, min=plain(r.min), max=plain(r.max), value_type=target, decimal=None)
+
+
+def _wrapped(value: Any, r: ColumnRange, version: int) -> tuple[str, dict[str, Any]] | None:
     if value is None or r.value_type == ValueType.NULL:
         return None
+    if version < 2:
+        wire = value.quantize(Decimal(1).scaleb(-_DECIMAL_MAX_SCALE)) if r.value_type == ValueType.DECIMAL else \
+            _to_wire(value, r.value_type, r.decimal)
+        return f"{NAMESPACE}.{_V1_WRAPPER[r.value_type]}Wrapper", {"value": wire}
     return f"{NAMESPACE}.{_WRAPPER[r.value_type]}Wrapper", {"value": _to_wire(value, r.value_type, r.decimal)}
 
 
-def _value_type_info(r: ColumnRange) -> dict[str, Any]:
+def _value_type_info(r: ColumnRange, version: int) -> dict[str, Any] | None:
+    if version < 2:
+        return None
     info = f"{r.decimal[0]},{r.decimal[1]}" if r.value_type == ValueType.DECIMAL and r.decimal else None
     return {"typeOrdinal": int(r.value_type), "additionalInfo": info}
 
 
 def _encode(kind: int, file_name: str, r: ColumnRange, is_deleted: bool, is_tight_bound: bool,
-            base_file_name: str | None) -> bytes:
-    stats = {"fileName": file_name, "columnName": r.column, "minValue": _wrapped(r.min, r),
-             "maxValue": _wrapped(r.max, r), "valueCount": r.value_count, "nullCount": r.null_count,
+            base_file_name: str | None, version: int) -> bytes:
+    r = as_v1(r) if version < 2 else r
+    stats = {"fileName": file_name, "columnName": r.column, "minValue": _wrapped(r.min, r, version),
+             "maxValue": _wrapped(r.max, r, version), "valueCount": r.value_count, "nullCount": r.null_count,
              "totalSize": r.total_size, "totalUncompressedSize": r.total_uncompressed_size,
-             "isDeleted": is_deleted, "isTightBound": is_tight_bound, "valueType": _value_type_info(r)}
+             "isDeleted": is_deleted, "isTightBound": is_tight_bound, "valueType": _value_type_info(r, version)}
     record: dict[str, Any] = {name: None for name in META_FIELD_NAMES}
     record.update({"_hoodie_file_name": base_file_name, "key": "", "type": kind, "filesystemMetadata": None,
                    "ColumnStatsMetadata": stats})
@@ -423,43 +536,31 @@ def tombstone(column: str) -> ColumnRange:
 
 
 def encode_column_stats(partition_path: str, file_name: str, ranges: Sequence[ColumnRange], is_deleted: bool = False,
-                        *, base_file_name: str | None = None) -> tuple[list[str], list[bytes]]:
-    """Keys and values of one file's column_stats records. A removed file (`is_deleted`) gets tombstones of the
-    ranges' columns, their statistics dropped, as Hudi writes them when a file is cleaned or replaced."""
+                        *, base_file_name: str | None = None, version: int = 2) -> tuple[list[str], list[bytes]]:
+    """Keys and values of one file's column_stats records (index `version` 1 or 2, see `stats_version`). A
+    removed file (`is_deleted`) gets tombstones of the ranges' columns, their statistics dropped, as Hudi writes
+    them when a file is cleaned or replaced."""
     keys, values = [], []
     for r in ranges:
         written = tombstone(r.column) if is_deleted else r
         keys.append(column_stats_key(partition_path, file_name, r.column))
-        values.append(_encode(COLUMN_STATS_TYPE, file_name, written, is_deleted, False, base_file_name))
+        values.append(_encode(COLUMN_STATS_TYPE, file_name, written, is_deleted, False, base_file_name, version))
     return keys, values
 
 
 def encode_partition_stats(partition_path: str, ranges: Sequence[ColumnRange], is_tight_bound: bool = True,
-                           *, base_file_name: str | None = None) -> tuple[list[str], list[bytes]]:
+                           is_deleted: bool = False, *, base_file_name: str | None = None, version: int = 2
+                           ) -> tuple[list[str], list[bytes]]:
     """Keys and values of one partition's partition_stats records; `fileName` is the partition. Stats computed
-    over all live files of the partition are tight bounds (a merge keeps only the newest)."""
+    over all live files of the partition are tight bounds (a merge keeps only the newest). A partition left
+    without files (`is_deleted`) gets tombstones of the ranges' columns."""
     keys = [partition_stats_key(partition_path, r.column) for r in ranges]
-    values = [_encode(PARTITION_STATS_TYPE, partition_path, r, False, is_tight_bound, base_file_name)
-              for r in ranges]
+    values = [_encode(PARTITION_STATS_TYPE, partition_path, tombstone(r.column) if is_deleted else r, is_deleted,
+                      is_tight_bound, base_file_name, version) for r in ranges]
     return keys, values
 
 
 # --- decoding ---------------------------------------------------------------------------------------------
-
-# One Arrow child per primitive kind: wire values (days, times and timestamps in their unit, decimals scaled
-# to the (30, 15) every indexable decimal fits), so a column's bounds compare in one vectorized pass.
-BOUND_TYPE = pa.struct([("boolean", pa.bool_()), ("long", pa.int64()), ("double", pa.float64()),
-                        ("string", pa.large_string()), ("binary", pa.large_binary()),
-                        ("decimal", pa.decimal128(_DECIMAL_MAX_PRECISION, _DECIMAL_MAX_SCALE))])
-_CHILD = {ValueType.BOOLEAN: "boolean", ValueType.FLOAT: "double", ValueType.DOUBLE: "double",
-          ValueType.STRING: "string", ValueType.UUID: "string", ValueType.BYTES: "binary",
-          ValueType.FIXED: "binary", ValueType.DECIMAL: "decimal"}
-DECODED_SCHEMA = pa.schema([
-    ("file_name", pa.string()), ("column_name", pa.string()), ("value_type", pa.int8()),
-    ("type_info", pa.string()), ("min", BOUND_TYPE), ("max", BOUND_TYPE), ("null_count", pa.int64()),
-    ("value_count", pa.int64()), ("total_size", pa.int64()), ("total_uncompressed_size", pa.int64()),
-    ("is_deleted", pa.bool_()), ("is_tight_bound", pa.bool_())])
-
 
 def _unwrap(union: Any, value_type: ValueType | None, decimal: tuple[int, int] | None) -> tuple[Any, ValueType]:
     """(Python value, its type) of a min or max union read with record names; a V1 wrapper names its type."""
@@ -528,33 +629,6 @@ def decode_records(values: Sequence[bytes], writer_schema: str | dict[str, Any] 
             raise HoodieCorruptedDataError("a column stats value is not a record")
         out.append(stats_record(record))
     return out
-
-
-def _bound_row(value: Any, r: ColumnRange) -> dict[str, Any] | None:
-    if value is None:
-        return None
-    child = _CHILD.get(r.value_type, "long")
-    return {child: value if child == "decimal" else _to_wire(value, r.value_type, r.decimal)}
-
-
-def decode_column_stats(values: pa.Array | Sequence[bytes],
-                        writer_schema: str | dict[str, Any] | None = None) -> pa.Table:
-    """Column-stats or partition-stats values as a table (DECODED_SCHEMA), one row per value, each distinct
-    value decoded once. `min`/`max` are BOUND_TYPE structs: the child for the row's `value_type` holds the
-    bound (`long` for ints, dates in days, times and timestamps in their unit; `decimal` for decimals), the
-    others are null; `type_info` is a decimal's "precision,scale". A V1 record's `value_type` is the one its
-    wrapper implies."""
-    array = values if isinstance(values, pa.Array) else pa.array(values, pa.large_binary())
-    distinct = pc.unique(array)
-    rows = decode_records(distinct.to_pylist(), writer_schema)
-    table = pa.Table.from_pylist([{
-        "file_name": s.file_name, "column_name": s.range.column, "value_type": int(s.range.value_type),
-        "type_info": _value_type_info(s.range)["additionalInfo"], "min": _bound_row(s.range.min, s.range),
-        "max": _bound_row(s.range.max, s.range), "null_count": s.range.null_count,
-        "value_count": s.range.value_count, "total_size": s.range.total_size,
-        "total_uncompressed_size": s.range.total_uncompressed_size, "is_deleted": s.is_deleted,
-        "is_tight_bound": s.is_tight_bound} for s in rows], schema=DECODED_SCHEMA)
-    return table.take(pc.index_in(array, value_set=distinct))
 
 
 # --- merging ----------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 import fastavro
 import numpy as np
@@ -195,7 +195,20 @@ DECODED_FILES = _DecodedFiles(capacity=20_000_000)
 
 class KeyedPartition:
     """A metadata partition of keyed records (the record index, column stats), as of the metadata table's
-    latest instants that count; a key's file group is `file_group_indexes` of it."""
+    latest instants that count; a key's file group is `file_group_indexes` of it. A subclass names its partition
+    and its file groups' prefix (MetadataPartitionType's partition path and file id prefix)."""
+
+    PARTITION: ClassVar[str] = ""
+    FILE_GROUP_PREFIX: ClassVar[str] = ""
+
+    @classmethod
+    def file_group_id(cls, index: int) -> str:
+        return f"{cls.FILE_GROUP_PREFIX}{index:04d}-0"
+
+    @classmethod
+    def load(cls, storage: Storage, props: TableProperties, data_timeline: ActiveTimeline) -> Self:
+        """The partition of the data table at `storage`, as its readers see it."""
+        return cls.load_partition(storage, props, data_timeline, cls.PARTITION)
 
     def __init__(self, mdt: Storage, partition: str, slices: list[FileSlice], valid: frozenset[str],
                  completed: frozenset[str], start: str | None) -> None:

@@ -26,23 +26,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import HoodieCorruptedDataError
-from ..storage import Storage
-from ..timeline.active import ActiveTimeline
 from ..timeline.instant import parse_instant_time
 from .keyed_partition import PARSED_SCHEMA, KeyedPartition, decode_value
 from .metadata_records import META_FIELD_NAMES
-from .properties import TableProperties
 
 RECORD_INDEX_PARTITION = "record_index"
-FILE_GROUP_PREFIX = "record-index-"
 RECORD_INDEX_TYPE = 5
 MISSING_FILE_INDEX = -1
 # Hudi's sizing of the record index (hoodie.metadata.record.index.*): an entry is taken as 48 bytes.
 AVERAGE_ENTRY_BYTES = 48
-
-
-def file_group_id(index: int) -> str:
-    return f"{FILE_GROUP_PREFIX}{index:04d}-0"
 
 
 def estimate_file_groups(record_count: int, min_count: int, max_count: int, growth_factor: float,
@@ -132,10 +124,8 @@ def decode_locations(values: pa.Array, where: str) -> tuple[pa.Array, pa.Array]:
 class RecordIndex(KeyedPartition):
     """The record index of a data table, as of its metadata table's latest instants that count."""
 
-    @classmethod
-    def load(cls, storage: Storage, props: TableProperties, data_timeline: ActiveTimeline) -> RecordIndex:
-        """The record index of the data table at `storage`, as its readers see it."""
-        return cls.load_partition(storage, props, data_timeline, RECORD_INDEX_PARTITION)
+    PARTITION = RECORD_INDEX_PARTITION
+    FILE_GROUP_PREFIX = "record-index-"
 
     def lookup(self, keys: pa.Array) -> tuple[pa.Array, pa.Array]:
         """(partition, file id) of each key, null where the index has none."""

@@ -48,17 +48,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..config import (
-    COLUMN_STATS_FILE_GROUPS,
     INDEX_TYPE,
     METADATA_BLOOM_FILTER_ENABLE,
     METADATA_COLUMN_STATS_ENABLE,
     METADATA_ENABLE,
     METADATA_PARTITION_STATS_ENABLE,
     METADATA_RECORD_INDEX_ENABLE,
-    RECORD_INDEX_GROWTH_FACTOR,
-    RECORD_INDEX_MAX_FILE_GROUP_SIZE,
-    RECORD_INDEX_MAX_FILE_GROUPS,
-    RECORD_INDEX_MIN_FILE_GROUPS,
     HoodieConfig,
     list_fields,
 )
@@ -67,7 +62,6 @@ from ..io.log_blocks import BlockType, HeaderKey, encode_block, encode_delete_bl
 from ..io.log_format import read_log_file, write_log_file
 from ..storage import Storage
 from ..table.column_stats import COLUMN_STATS_PARTITION
-from ..table.column_stats import file_group_id as column_stats_file_group
 from ..table.file_listing import StorageListing
 from ..table.file_names import make_base_file_name, make_log_file_name, parse_log_file_name
 from ..table.fs_view import FileSlice
@@ -101,6 +95,7 @@ from ..table.metadata_records import (
     metadata_hfile,
 )
 from ..table.partition_metadata import write_partition_metadata
+from ..table.partition_stats import PARTITION_STATS_PARTITION
 from ..table.properties import (
     DEFAULT_MERGER_STRATEGY,
     METADATA_PARTITIONS,
@@ -109,15 +104,13 @@ from ..table.properties import (
     TableProperties,
     init_table_layout,
 )
-from ..table.record_index import RECORD_INDEX_PARTITION, encode_location, estimate_file_groups, instant_millis
-from ..table.record_index import file_group_id as record_index_file_group
+from ..table.record_index import RECORD_INDEX_PARTITION
 from ..timeline import avro_models
 from ..timeline.active import ActiveTimeline
 from ..timeline.commit_metadata import CommitMetadata, WriteStat
 from ..timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, Instant
-from . import column_stats_changes, record_index_changes
 from .instant_rollback import rollback_files
-from .record_index_changes import RecordIndexChange
+from .keyed_indexers import INDEXERS, KEYED, CommitChange, IndexSizing
 
 LOG = logging.getLogger("hudi_py_source.metadata_table")
 
@@ -200,44 +193,12 @@ def initializing(props: TableProperties) -> bool:
 # partition its configuration disables.
 _DROPPABLE = {"column_stats": METADATA_COLUMN_STATS_ENABLE, "partition_stats": METADATA_PARTITION_STATS_ENABLE,
               "bloom_filters": METADATA_BLOOM_FILTER_ENABLE, "record_index": METADATA_RECORD_INDEX_ENABLE}
-# The keyed metadata partitions pyhudi builds and keeps in step, in the order Hudi numbers their initializations.
-KEYED = (RECORD_INDEX_PARTITION, COLUMN_STATS_PARTITION)
 _KEPT = frozenset({FILES_PARTITION, *KEYED})
 
 
-def wants_record_index(cfg: HoodieConfig) -> bool:
-    return bool(cfg.get(METADATA_RECORD_INDEX_ENABLE)) or cfg.get(INDEX_TYPE) == "RECORD_INDEX"
-
-
-def wanted_partitions(cfg: HoodieConfig) -> list[str]:
-    """The keyed partitions the options ask for."""
-    wants = {RECORD_INDEX_PARTITION: wants_record_index(cfg),
-             COLUMN_STATS_PARTITION: bool(cfg.get(METADATA_COLUMN_STATS_ENABLE))}
-    return [p for p in KEYED if wants[p]]
-
-
-@dataclass(frozen=True)
-class IndexSizing:
-    """How many file groups a new keyed partition gets: the record index's estimate (hoodie.metadata.record.index.*),
-    or a fixed count when the bounds are equal (column stats)."""
-
-    min_groups: int = 10
-    max_groups: int = 10000
-    growth_factor: float = 2.0
-    max_group_bytes: int = 1 << 30
-
-    @classmethod
-    def of(cls, cfg: HoodieConfig) -> IndexSizing:
-        return cls(cfg.get(RECORD_INDEX_MIN_FILE_GROUPS), cfg.get(RECORD_INDEX_MAX_FILE_GROUPS),
-                   cfg.get(RECORD_INDEX_GROWTH_FACTOR), cfg.get(RECORD_INDEX_MAX_FILE_GROUP_SIZE))
-
-    @classmethod
-    def fixed(cls, groups: int) -> IndexSizing:
-        return cls(groups, groups)
-
-    def groups(self, records: int) -> int:
-        return estimate_file_groups(records, self.min_groups, self.max_groups, self.growth_factor,
-                                    self.max_group_bytes)
+def wanted_partitions(cfg: HoodieConfig, props: TableProperties | None = None) -> list[str]:
+    """The keyed partitions the options ask for (of the table with properties `props`, when it exists)."""
+    return [p for p, indexer in INDEXERS.items() if indexer.wanted(cfg, props)]
 
 
 Builds = dict[str, IndexSizing]
@@ -245,8 +206,7 @@ Builds = dict[str, IndexSizing]
 
 def sizings(cfg: HoodieConfig | None = None) -> Builds:
     cfg = cfg if cfg is not None else HoodieConfig({})
-    return {RECORD_INDEX_PARTITION: IndexSizing.of(cfg),
-            COLUMN_STATS_PARTITION: IndexSizing.fixed(cfg.get(COLUMN_STATS_FILE_GROUPS))}
+    return {p: indexer.sizing(cfg) for p, indexer in INDEXERS.items()}
 
 
 def kept_builds(props: TableProperties, cfg: HoodieConfig | None = None) -> Builds:
@@ -277,7 +237,7 @@ def prepare_metadata_table(table: HoodieTable, cfg: HoodieConfig, change: str) -
     removed when its option is explicitly false, and otherwise refuses the change (readers would miss what it
     writes)."""
     props = table.props
-    wanted = wanted_partitions(cfg)
+    wanted = wanted_partitions(cfg, props)
     if wanted:
         _refuse_keyed(table, cfg, wanted)
     if cfg.is_set(METADATA_ENABLE) and not cfg.get(METADATA_ENABLE):
@@ -292,6 +252,8 @@ def prepare_metadata_table(table: HoodieTable, cfg: HoodieConfig, change: str) -
         table = table.reload()
     unkept = [p for p in table.props.metadata_partitions if p != FILES_PARTITION]
     droppable = [p for p in unkept if p in _DROPPABLE and cfg.is_set(_DROPPABLE[p]) and not cfg.get(_DROPPABLE[p])]
+    if COLUMN_STATS_PARTITION in droppable and PARTITION_STATS_PARTITION in unkept:
+        droppable.append(PARTITION_STATS_PARTITION)  # built from the column stats (Hudi enables both with one key)
     if droppable:
         refuse_unkept_metadata(table.storage, change, table.props, set(droppable))
         _drop_partitions(table, droppable)
@@ -420,13 +382,13 @@ class MetadataTableWriter:
         instant = _keyed_init_instant(data.props, timeline, partition)
         inflight = timeline.transition_to_inflight(timeline.create_requested(instant, DELTA_COMMIT))
         write_partition_metadata(self.storage, partition, instant)
-        entries = _entries_of_table(data, partition)
+        entries = INDEXERS[partition].entries_of_table(data)
         groups = sizing.groups(len(entries.keys))
         owner = file_group_indexes(entries.keys, groups)
         stats = []
         for index in range(groups):
             keys, values = _sorted_records(entries, owner == index)
-            file_id = _keyed_file_group(partition, index)
+            file_id = INDEXERS[partition].reader.file_group_id(index)
             path = f"{partition}/{make_base_file_name(file_id, WRITE_TOKEN, instant, '.hfile')}"
             content = metadata_hfile(keys.cast(pa.large_binary()), values, base_file=True)
             self.storage.write_bytes(path, content)
@@ -645,55 +607,19 @@ def _sorted_records(change: KeyedChange, mask: np.ndarray) -> tuple[pa.Array, pa
     return keys, values
 
 
-def _keyed_file_group(partition: str, index: int) -> str:
-    if partition == RECORD_INDEX_PARTITION:
-        return record_index_file_group(index)
-    return column_stats_file_group(index)
-
-
-def _entries_of_table(data: HoodieTable, partition: str) -> KeyedChange:
-    if partition == RECORD_INDEX_PARTITION:
-        return record_index_records(record_index_changes.entries_of_table(data), data.props.timeline_timezone)
-    return column_stats_changes.entries_of_table(data)
-
-
-def record_index_records(change: RecordIndexChange, timezone: str) -> KeyedChange:
-    """The record-index records of a change: its puts with their location values, its deletes."""
-    puts = change.puts()
-    return KeyedChange(puts.column("key").combine_chunks(), _location_values(puts, timezone.upper() == "UTC"),
-                       change.deletes())
-
-
 def keyed_changes_of_commit(table: HoodieTable, metadata: CommitMetadata, instant_time: str
                             ) -> dict[str, KeyedChange]:
     """The changes a commit makes to the keyed partitions `table` (loaded before its completion) lists."""
-    out: dict[str, KeyedChange] = {}
-    listed = table.props.metadata_partitions
-    if RECORD_INDEX_PARTITION in listed:
-        out[RECORD_INDEX_PARTITION] = record_index_records(
-            record_index_changes.change_of_commit(table, metadata, instant_time), table.props.timeline_timezone)
-    if COLUMN_STATS_PARTITION in listed:
-        out[COLUMN_STATS_PARTITION] = column_stats_changes.change_of_commit(table.storage, metadata)
-    return out
+    change = CommitChange(table, metadata, instant_time)
+    return {p: indexer.change_of_commit(change) for p, indexer in INDEXERS.items()
+            if p in table.props.metadata_partitions}
 
 
 def keyed_changes_of_clean(table: HoodieTable, clean_metadata: Mapping[str, Any]) -> dict[str, KeyedChange]:
-    """A clean's changes: tombstones of the column stats of the base files it deleted."""
-    if COLUMN_STATS_PARTITION not in table.props.metadata_partitions:
-        return {}
-    return {COLUMN_STATS_PARTITION: column_stats_changes.change_of_clean(table, clean_metadata)}
-
-
-def _location_values(rows: pa.Table, utc: bool) -> pa.Array:
-    """The record-index value of each row (key, partition, file_id, instant): each distinct location encoded
-    once."""
-    if not rows.num_rows:
-        return pa.array([], pa.large_binary())
-    joined = pc.binary_join_element_wise(rows.column("partition"), rows.column("file_id"), rows.column("instant"),
-                                         "\x00").combine_chunks().dictionary_encode()
-    encoded = [encode_location(partition, file_id, instant_millis(instant, utc))
-               for partition, file_id, instant in (text.split("\x00") for text in joined.dictionary.to_pylist())]
-    return pa.array(encoded, pa.large_binary()).take(joined.indices)
+    """A clean's changes to the keyed partitions `table` lists (tombstones of the column stats of the files it
+    deleted)."""
+    return {p: indexer.change_of_clean(table, clean_metadata) for p, indexer in INDEXERS.items()
+            if p in table.props.metadata_partitions and indexer.change_of_clean is not None}
 
 
 def _keyed_init_instant(props: TableProperties, mdt_timeline: ActiveTimeline, partition: str) -> str:

@@ -33,7 +33,8 @@ from ..read.plan import full_schema
 from ..table.file_names import parse_base_file_name, parse_log_file_name
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
-from ..table.record_index import RecordIndex
+from ..table.keyed_partition import KeyedChange
+from ..table.record_index import RecordIndex, encode_location, instant_millis
 from ..timeline.commit_metadata import CommitMetadata, WriteStat
 
 _NO_KEYS = pa.array([], pa.string())
@@ -238,3 +239,22 @@ def index_differences(table: HoodieTable) -> list[str]:
             found.append(f"record key {key!r}: in {partition or '.'}/{file_id}, the record index says "
                          f"{got_partition or '.'}/{got_file_id}")
     return found
+
+
+def records_of(change: RecordIndexChange, timezone: str) -> KeyedChange:
+    """The record-index records of a change: its puts with their location values, its deletes."""
+    puts = change.puts()
+    return KeyedChange(puts.column("key").combine_chunks(), _location_values(puts, timezone.upper() == "UTC"),
+                       change.deletes())
+
+
+def _location_values(rows: pa.Table, utc: bool) -> pa.Array:
+    """The record-index value of each row (key, partition, file_id, instant): each distinct location encoded
+    once."""
+    if not rows.num_rows:
+        return pa.array([], pa.large_binary())
+    joined = pc.binary_join_element_wise(rows.column("partition"), rows.column("file_id"), rows.column("instant"),
+                                         "\x00").combine_chunks().dictionary_encode()
+    encoded = [encode_location(partition, file_id, instant_millis(instant, utc))
+               for partition, file_id, instant in (text.split("\x00") for text in joined.dictionary.to_pylist())]
+    return pa.array(encoded, pa.large_binary()).take(joined.indices)

@@ -19,7 +19,6 @@ import pytest
 from hudi_py_source.io.hfile import HFileReader
 from hudi_py_source.io.log_blocks import BlockType
 from hudi_py_source.io.log_format import iter_log_blocks
-from hudi_py_source.table import column_stats_records
 from hudi_py_source.table.column_stats_records import (
     DEFAULT_MAX_COLUMNS,
     ColumnRange,
@@ -30,7 +29,6 @@ from hudi_py_source.table.column_stats_records import (
     column_stats_key,
     columns_to_index,
     combine_ranges,
-    decode_column_stats,
     decode_records,
     encode_column_stats,
     encode_partition_stats,
@@ -140,21 +138,6 @@ def test_partition_stats_are_the_partitions_files_combined(apache: Path) -> None
         assert all(records[k][1].is_tight_bound for k in keys)
 
 
-def test_decoded_table_of_apaches_values(apache: Path) -> None:
-    records = _apache_records(apache, "column_stats")
-    table = decode_column_stats(pa.array([v for v, _ in records.values()], pa.large_binary()))
-    assert table.num_rows == len(records)
-    rows = {(r["file_name"], r["column_name"]): r for r in table.to_pylist()}
-    for _, record in records.values():
-        row = rows[(record.file_name, record.range.column)]
-        assert row["value_type"] == record.range.value_type
-        assert (row["null_count"], row["value_count"]) == (record.range.null_count, record.range.value_count)
-    amount = next(r for r in rows.values() if r["column_name"] == "amount")
-    assert amount["type_info"] == "15,2" and isinstance(amount["min"]["decimal"], Decimal)
-    date = next(r for r in rows.values() if r["column_name"] == "txn_date")
-    assert date["value_type"] == ValueType.DATE and isinstance(date["min"]["long"], int)
-
-
 # --- value types on their own -----------------------------------------------------------------------------
 
 CASES = [
@@ -226,8 +209,6 @@ def test_all_null_column_has_no_bounds() -> None:
     assert (found.min, found.max, found.null_count, found.value_count) == (None, None, 3, 3)
     (back,) = decode_records(encode_column_stats("p", "f", [found])[1])
     assert back.range == found
-    row = decode_column_stats(encode_column_stats("p", "f", [found])[1]).to_pylist()[0]
-    assert (row["min"], row["max"], row["value_type"]) == (None, None, ValueType.STRING)
 
 
 def test_chunks_without_statistics_count_every_value_as_null() -> None:
@@ -301,17 +282,6 @@ def test_tombstones_and_tight_bounds_win_whole() -> None:
     assert merge_ranges(live, tight) == tight
     with pytest.raises(ValueError):
         merge_ranges(live, StatsRecord("f", ColumnRange("other", 1, 1, 0, 1, 1, 1, ValueType.INT)))
-
-
-def test_decode_decodes_each_distinct_value_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[int] = []
-    real = column_stats_records.decode_records
-    monkeypatch.setattr(column_stats_records, "decode_records",
-                        lambda values, schema=None: calls.append(len(values)) or real(values, schema))
-    _, values = encode_column_stats("p", "f", [_range(1, 2)])
-    table = decode_column_stats(values * 5)
-    assert table.num_rows == 5 and calls == [1]
-    assert table.column("min").to_pylist()[0]["long"] == 1
 
 
 def test_v1_records_take_their_wrappers_type() -> None:

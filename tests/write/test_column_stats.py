@@ -1,9 +1,10 @@
-"""The metadata table's column stats: built, kept in step with every action, and used to skip files.
+"""The metadata table's column stats and partition stats: built, kept in step with every action, and used to
+skip files and partitions.
 
 After every step of the model-based history (with inline compaction, clustering and cleaning) the column stats of
-every latest base file equal the ranges its footer gives (`Table.validate_metadata()`), and the table reads
-exactly the model's rows for pyhudi and hudi-rs. A query whose filter the ranges rule out skips files without
-opening them.
+every latest file equal the ranges its footer (a log: its records) gives (`Table.validate_metadata()`), the
+partition stats equal those of a rebuild over the latest files, and the table reads exactly the model's rows for
+pyhudi and hudi-rs. A query whose filter the ranges rule out skips files and partitions without opening them.
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ from hudi_py_source.read import plan
 from hudi_py_source.read.predicates import Predicate
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.column_stats import COLUMN_STATS_PARTITION, ColumnStatsIndex
+from hudi_py_source.table.column_stats_records import ColumnRange
 from hudi_py_source.table.hoodie_table import HoodieTable
+from hudi_py_source.table.partition_stats import PARTITION_STATS_PARTITION, PartitionStatsIndex
 from hudi_py_source.table.properties import TableProperties
+from hudi_py_source.write import partition_stats_changes
 
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
 STATS = {"hoodie.metadata.index.column.stats.enable": "true", "hoodie.metadata.compact.max.delta.commits": "3"}
@@ -47,7 +51,22 @@ def test_every_action_keeps_the_column_stats_in_step(tmp_path: Path, version: in
         assert table.validate_metadata() == [], f"after {operation} #{index}"
         assert id_to_ts(table.read()) == model, f"pyhudi, after {operation} #{index}"
         assert id_to_ts(hudi_rs_read(path)) == model, f"hudi-rs, after {operation} #{index}"
-    assert TableProperties.load(Storage(path)).metadata_partitions == ["files", COLUMN_STATS_PARTITION]
+        assert _partition_stats(path) == _rebuilt_partition_stats(path), f"after {operation} #{index}"
+    assert TableProperties.load(Storage(path)).metadata_partitions == ["files", COLUMN_STATS_PARTITION,
+                                                                       PARTITION_STATS_PARTITION]
+
+
+def _partition_stats(path: str) -> dict[str, dict[str, ColumnRange]]:
+    """The partition stats the metadata table holds, by partition and column."""
+    table = HoodieTable.load(Storage(path))
+    index = PartitionStatsIndex.load(table.storage, table.props, table.timeline)
+    wanted = _rebuilt_partition_stats(path)
+    found = index.ranges(list(wanted), sorted({c for ranges in wanted.values() for c in ranges}))
+    return {p: {c: record.range for c, record in ranges.items()} for p, ranges in found.items()}
+
+
+def _rebuilt_partition_stats(path: str) -> dict[str, dict[str, ColumnRange]]:
+    return partition_stats_changes.decoded(partition_stats_changes.entries_of_table(HoodieTable.load(Storage(path))))
 
 
 def test_a_cleaned_file_has_no_live_stats(tmp_path: Path) -> None:

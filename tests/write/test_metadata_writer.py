@@ -150,22 +150,36 @@ def test_a_rollback_takes_the_metadata_deltacommit_with_it(tmp_path: Path) -> No
     assert_in_step(path, model, "after the rollback")
 
 
-def test_partitions_pyhudi_does_not_write_refuse_unless_disabled(tmp_path: Path) -> None:
+def test_partitions_pyhudi_does_not_write_refuse_the_change(tmp_path: Path) -> None:
+    """A secondary index (which pyhudi does not keep in step) refuses a write: readers using it would miss it."""
     path = str(tmp_path / "t")
     Table(path).write(rows(range(6), 1), {**options("insert", 9), **METADATA})
     storage = Storage(path)
-    TableProperties.load(storage).update(storage, {"hoodie.table.metadata.partitions": "files,partition_stats"})
-    (tmp_path / "t" / ".hoodie" / "metadata" / "partition_stats").mkdir()
+    TableProperties.load(storage).update(storage, {"hoodie.table.metadata.partitions": "files,secondary_index_ts"})
+    (tmp_path / "t" / ".hoodie" / "metadata" / "secondary_index_ts").mkdir()
     with pytest.raises(HoodieTableError, match=r"its metadata table has partitions pyhudi does not keep in step, "
-                       r"so readers using them would miss the change \(partition_stats: set "
-                       r"hoodie\.metadata\.index\.partition\.stats\.enable=false to remove it, as Hudi does\)"):
+                       r"so readers using them would miss the change \(secondary_index_ts: drop it with Apache Hudi "
+                       r"\(DROP INDEX\)\)"):
         Table(path).write(rows([0], 2), options("upsert", 9))
-    stats = "hoodie.metadata.index.partition.stats.enable"
-    with pytest.raises(HoodieConfigError, match=stats):
-        Table(path).write(rows([0], 2), {**options("upsert", 9), stats: "true"})
-    Table(path).write(rows([0], 2), {**options("upsert", 9), stats: "false"})
-    assert TableProperties.load(storage).metadata_partitions == ["files"]
+    assert Table(path).read().num_rows == 6
+
+
+def test_false_options_remove_their_partitions(tmp_path: Path) -> None:
+    """partition.stats.enable=false removes the partition stats alone; column.stats.enable=false the column stats
+    and the partition stats built from them, as Hudi's writer does."""
+    path = str(tmp_path / "t")
+    stats = {**METADATA, "hoodie.metadata.index.column.stats.enable": "true"}
+    Table(path).write(rows(range(6), 1), {**options("insert", 9), **stats})
+    storage = Storage(path)
+    assert TableProperties.load(storage).metadata_partitions == ["files", "column_stats", "partition_stats"]
+    Table(path).write(rows([0], 2), {**options("upsert", 9), "hoodie.metadata.index.partition.stats.enable": "false"})
+    assert TableProperties.load(storage).metadata_partitions == ["files", "column_stats"]
     assert not (tmp_path / "t" / ".hoodie" / "metadata" / "partition_stats").exists()
+    assert Table(path).validate_metadata() == []
+    Table(path).write(rows([1], 2), {**options("upsert", 9), **stats})
+    assert TableProperties.load(storage).metadata_partitions == ["files", "column_stats", "partition_stats"]
+    Table(path).write(rows([2], 2), {**options("upsert", 9), "hoodie.metadata.index.column.stats.enable": "false"})
+    assert TableProperties.load(storage).metadata_partitions == ["files"]
     assert Table(path).validate_metadata() == []
 
 

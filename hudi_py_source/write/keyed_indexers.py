@@ -1,0 +1,145 @@
+"""The keyed metadata partitions pyhudi builds and keeps in step, each described once: its file groups' names and
+count, whether the options want it, its records for a whole table (a build), and what a commit or a clean
+changes in it (Hudi 1.x's Indexer per MetadataPartitionType).
+
+`INDEXERS` is in Hudi's order of their initializing deltacommits: the record index, the column stats, the
+partition stats (built from the column stats' ranges, so after them). What several need of one commit (the
+ranges of the files it wrote) is computed once, in `CommitChange`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from ..config import (
+    COLUMN_STATS_FILE_GROUPS,
+    INDEX_TYPE,
+    METADATA_COLUMN_STATS_ENABLE,
+    METADATA_PARTITION_STATS_ENABLE,
+    METADATA_RECORD_INDEX_ENABLE,
+    PARTITION_STATS_FILE_GROUPS,
+    RECORD_INDEX_GROWTH_FACTOR,
+    RECORD_INDEX_MAX_FILE_GROUP_SIZE,
+    RECORD_INDEX_MAX_FILE_GROUPS,
+    RECORD_INDEX_MIN_FILE_GROUPS,
+    HoodieConfig,
+)
+from ..table.column_stats import ColumnStatsIndex
+from ..table.column_stats_records import stats_version
+from ..table.hoodie_table import HoodieTable
+from ..table.keyed_partition import KeyedChange, KeyedPartition
+from ..table.partition_stats import PartitionStatsIndex
+from ..table.properties import TableProperties
+from ..table.record_index import RecordIndex, estimate_file_groups
+from ..timeline.commit_metadata import CommitMetadata
+from . import column_stats_changes, partition_stats_changes, record_index_changes
+from .column_stats_changes import FileStats
+
+
+@dataclass(frozen=True)
+class IndexSizing:
+    """How many file groups a new keyed partition gets: the record index's estimate (hoodie.metadata.record.index.*),
+    or a fixed count when the bounds are equal (column stats, partition stats)."""
+
+    min_groups: int = 10
+    max_groups: int = 10000
+    growth_factor: float = 2.0
+    max_group_bytes: int = 1 << 30
+
+    @classmethod
+    def of_record_index(cls, cfg: HoodieConfig) -> IndexSizing:
+        return cls(cfg.get(RECORD_INDEX_MIN_FILE_GROUPS), cfg.get(RECORD_INDEX_MAX_FILE_GROUPS),
+                   cfg.get(RECORD_INDEX_GROWTH_FACTOR), cfg.get(RECORD_INDEX_MAX_FILE_GROUP_SIZE))
+
+    @classmethod
+    def fixed(cls, groups: int) -> IndexSizing:
+        return cls(groups, groups)
+
+    def groups(self, records: int) -> int:
+        return estimate_file_groups(records, self.min_groups, self.max_groups, self.growth_factor,
+                                    self.max_group_bytes)
+
+
+class CommitChange:
+    """One data-table action (loaded `table` before it completes, its metadata and instant) as the keyed
+    partitions see it."""
+
+    def __init__(self, table: HoodieTable, metadata: CommitMetadata, instant_time: str) -> None:
+        self.table = table
+        self.metadata = metadata
+        self.instant_time = instant_time
+
+    @cached_property
+    def written(self) -> list[FileStats]:
+        """The column ranges of every file the action wrote (read once for column and partition stats)."""
+        return column_stats_changes.commit_file_ranges(self.table, self.metadata)
+
+
+@dataclass(frozen=True)
+class KeyedIndexer:
+    """One keyed metadata partition: its reader class names it and its file groups."""
+
+    reader: type[KeyedPartition]
+    sizing: Callable[[HoodieConfig], IndexSizing]
+    wanted: Callable[[HoodieConfig, TableProperties | None], bool]
+    entries_of_table: Callable[[HoodieTable], KeyedChange]
+    change_of_commit: Callable[[CommitChange], KeyedChange]
+    change_of_clean: Callable[[HoodieTable, Mapping[str, Any]], KeyedChange] | None = None
+
+    @property
+    def partition(self) -> str:
+        return self.reader.PARTITION
+
+
+def wants_record_index(cfg: HoodieConfig, props: TableProperties | None = None) -> bool:
+    return bool(cfg.get(METADATA_RECORD_INDEX_ENABLE)) or cfg.get(INDEX_TYPE) == "RECORD_INDEX"
+
+
+def _wants_column_stats(cfg: HoodieConfig, props: TableProperties | None) -> bool:
+    return bool(cfg.get(METADATA_COLUMN_STATS_ENABLE))
+
+
+def _wants_partition_stats(cfg: HoodieConfig, props: TableProperties | None) -> bool:
+    """With the column stats of a partitioned table, unless turned off (Hudi builds none for a table without
+    partitions)."""
+    return (bool(cfg.get(METADATA_COLUMN_STATS_ENABLE)) and bool(cfg.get(METADATA_PARTITION_STATS_ENABLE))
+            and props is not None and bool(props.partition_fields))
+
+
+def _record_index_entries(table: HoodieTable) -> KeyedChange:
+    return record_index_changes.records_of(record_index_changes.entries_of_table(table), table.props.timeline_timezone)
+
+
+def _record_index_change(change: CommitChange) -> KeyedChange:
+    found = record_index_changes.change_of_commit(change.table, change.metadata, change.instant_time)
+    return record_index_changes.records_of(found, change.table.props.timeline_timezone)
+
+
+def _column_stats_sizing(cfg: HoodieConfig) -> IndexSizing:
+    return IndexSizing.fixed(cfg.get(COLUMN_STATS_FILE_GROUPS))
+
+
+def _column_stats_change(change: CommitChange) -> KeyedChange:
+    return column_stats_changes.records_of_files(change.written, stats_version(change.table.props.version))
+
+
+def _partition_stats_sizing(cfg: HoodieConfig) -> IndexSizing:
+    return IndexSizing.fixed(cfg.get(PARTITION_STATS_FILE_GROUPS))
+
+
+def _partition_stats_change(change: CommitChange) -> KeyedChange:
+    return partition_stats_changes.change_of_commit(change.table, change.metadata, change.written)
+
+
+INDEXERS: dict[str, KeyedIndexer] = {indexer.partition: indexer for indexer in (
+    KeyedIndexer(RecordIndex, IndexSizing.of_record_index, wants_record_index, _record_index_entries,
+                 _record_index_change),
+    KeyedIndexer(ColumnStatsIndex, _column_stats_sizing, _wants_column_stats, column_stats_changes.entries_of_table,
+                 _column_stats_change, column_stats_changes.change_of_clean),
+    KeyedIndexer(PartitionStatsIndex, _partition_stats_sizing, _wants_partition_stats,
+                 partition_stats_changes.entries_of_table, _partition_stats_change),
+)}
+KEYED = tuple(INDEXERS)

@@ -1,0 +1,170 @@
+"""What a data-table action does to the partition stats: each partition it touched gets its ranges again, over
+the files live in it after the action (Hudi 1.x's PartitionStatsIndexer, tight bounds).
+
+The live files are the latest slices before the action, less the file groups it replaced and, in a file group
+it wrote a new base file into, the base file and the logs before it, plus every file it wrote. Their ranges are
+the action's own (just computed for the column stats) and the column stats of the others, read by key; a file
+the column stats do not cover is read itself. A column a file lacks (added to the schema later) counts as all
+nulls there. A column no live file has, or whose files disagree on its type, gets a tombstone, and so does
+every column of a partition left without files: readers then keep the partition, as one they know nothing of.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import defaultdict
+from dataclasses import replace
+
+import pyarrow as pa
+
+from ..read.plan import full_schema
+from ..table.column_stats import ColumnStatsIndex
+from ..table.column_stats_records import (
+    COLUMN_STATS_PARTITION,
+    ColumnRange,
+    as_v1,
+    columns_to_index,
+    combine_ranges,
+    decode_records,
+    encode_partition_stats,
+    partition_range,
+    stats_version,
+    tombstone,
+)
+from ..table.file_names import parse_base_file_name
+from ..table.fs_view import FileSlice
+from ..table.hoodie_table import HoodieTable
+from ..table.keyed_partition import KeyedChange
+from ..table.metadata_records import RECORD_SCHEMA_JSON
+from ..table.partition_stats import PartitionStatsIndex
+from ..timeline.commit_metadata import CommitMetadata
+from .column_stats_changes import FileStats, commit_schema, file_ranges, slice_file_ranges
+
+
+def column_range(files: list[list[ColumnRange]], column: str) -> ColumnRange | None:
+    """`column`'s range over a partition's files (each file's ranges); a file without the column adds its rows
+    as nulls. None when no file has it or they disagree on its type."""
+    having = [r for ranges in files for r in ranges if r.column == column]
+    merged = partition_range(having)
+    if merged is None:
+        return None
+    lacking = sum(max((r.value_count for r in ranges), default=0)
+                  for ranges in files if all(r.column != column for r in ranges))
+    return replace(merged, null_count=merged.null_count + lacking, value_count=merged.value_count + lacking)
+
+
+def partition_records(partition: str, columns: list[str], files: list[list[ColumnRange]], version: int,
+                      tombstones: bool = True) -> tuple[list[str], list[bytes]]:
+    """The partition_stats records (index `version`) of one partition over its live files' ranges; tombstones
+    for the columns without a range replace older records (a new partition_stats partition has none to
+    replace). Version 1 ranges are compared as V1 records hold them (timestamps as plain longs)."""
+    if version < 2:
+        files = [[as_v1(r) for r in ranges] for ranges in files]
+    found = {column: column_range(files, column) for column in columns}
+    kept = [r for r in found.values() if r is not None]
+    gone = [tombstone(column) for column, r in found.items() if r is None and tombstones]
+    keys, values = encode_partition_stats(partition, kept, version=version)
+    dead_keys, dead_values = encode_partition_stats(partition, gone, is_deleted=True, version=version)
+    return keys + dead_keys, values + dead_values
+
+
+def _encoded(parts: list[tuple[list[str], list[bytes]]]) -> KeyedChange:
+    keys = [k for part_keys, _ in parts for k in part_keys]
+    values = [v for _, part_values in parts for v in part_values]
+    return KeyedChange(pa.array(keys, pa.string()), pa.array(values, pa.large_binary()), pa.array([], pa.string()))
+
+
+def _live_before(slices: list[FileSlice], metadata: CommitMetadata, partition: str, written: list[FileStats]
+                 ) -> list[str]:
+    """The files of the partition's latest slices before the action that stay live after it."""
+    replaced = set((metadata.partition_to_replace_file_ids or {}).get(partition) or [])
+    new_bases = {parsed.file_id: parsed.instant_time for _, name, _ in written
+                 if (parsed := parse_base_file_name(name)) is not None}
+    live: list[str] = []
+    for s in slices:
+        if s.file_id in replaced:
+            continue
+        since = new_bases.get(s.file_id)
+        if s.base_file is not None and since is None:
+            live.append(s.base_file.name)
+        live += [log.name for log in s.log_files if since is None or log.base_instant >= since]
+    return live
+
+
+def _recorded_ranges(table: HoodieTable, files: list[tuple[str, str]], columns: list[str], schema: pa.Schema | None
+                     ) -> dict[tuple[str, str], list[ColumnRange]]:
+    """The ranges of existing files: their column stats (one lookup by key for all) or, for a file the column
+    stats do not cover for every column (built with another column list, or before the column existed), the
+    file's own."""
+    recorded = {}
+    if COLUMN_STATS_PARTITION in table.props.metadata_partitions and files:
+        index = ColumnStatsIndex.load(table.storage, table.props, table.timeline)
+        recorded = {file: [record.range for record in found.values()]
+                    for file, found in index.ranges(files, columns).items()}
+    out: dict[tuple[str, str], list[ColumnRange]] = {}
+    for partition, name in files:
+        known = recorded.get((partition, name), [])
+        if len(known) == len(columns):
+            out[(partition, name)] = known
+            continue
+        read = file_ranges(table.storage, partition, posixpath.join(partition, name) if partition else name, schema)
+        out[(partition, name)] = read[2] if read is not None else []
+    return out
+
+
+def change_of_commit(table: HoodieTable, metadata: CommitMetadata, written: list[FileStats]) -> KeyedChange:
+    """Records of every partition an action wrote or replaced file groups in, over its live files after the
+    action; `written` the ranges of the files it wrote (`column_stats_changes.commit_file_ranges`)."""
+    schema = commit_schema(table, metadata)
+    columns = columns_to_index(schema, None) if schema is not None else []
+    touched = sorted({stat.partition_path or "" for stat in metadata.all_write_stats()}
+                     | set(metadata.partition_to_replace_file_ids or {}))
+    by_partition: dict[str, list[FileStats]] = defaultdict(list)
+    for file in written:
+        by_partition[file[0]].append(file)
+    view = table.fs_view()
+    before = {p: _live_before(view.latest_file_slices(p), metadata, p, by_partition[p]) for p in touched}
+    known = _recorded_ranges(table, [(p, name) for p in touched for name in before[p]], columns, schema)
+    version = stats_version(table.props.version)
+    return _encoded([partition_records(p, columns, [known[(p, name)] for name in before[p]]
+                                       + [ranges for _, _, ranges in by_partition[p]], version) for p in touched])
+
+
+def entries_of_table(table: HoodieTable) -> KeyedChange:
+    """Records of every partition over the files of its latest slices: a new partition_stats partition."""
+    schema = table.schema()
+    columns = columns_to_index(full_schema(schema), None) if schema is not None else []
+    by_partition: dict[str, list[list[ColumnRange]]] = defaultdict(list)
+    for partition, _, ranges in slice_file_ranges(table, table.fs_view().latest_file_slices()):
+        by_partition[partition].append(ranges)
+    version = stats_version(table.props.version)
+    return _encoded([partition_records(p, columns, files, version, tombstones=False)
+                     for p, files in by_partition.items()])
+
+
+def partition_stats_differences(table: HoodieTable) -> list[str]:
+    """Every partition whose partition stats do not cover its latest files' ranges (a missing record, or a
+    recorded range that a live file's values fall outside of): what would make a reader skip rows. Apache Hudi's
+    wider records (counting replaced files until they are cleaned) cover and pass."""
+    expected = decoded(entries_of_table(table))
+    columns = sorted({column for ranges in expected.values() for column in ranges})
+    index = PartitionStatsIndex.load(table.storage, table.props, table.timeline)
+    recorded = index.ranges(sorted(expected), columns)
+    found: list[str] = []
+    for partition, ranges in sorted(expected.items()):
+        for column, want in sorted(ranges.items()):
+            got = recorded.get(partition, {}).get(column)
+            if got is None:
+                found.append(f"partition {partition!r}: no partition stats of {column}")
+            elif (combine_ranges(got.range, want).min, combine_ranges(got.range, want).max) != (got.range.min,
+                                                                                                got.range.max):
+                found.append(f"partition {partition!r}: partition stats of {column} say {got.range}, its files {want}")
+    return found
+
+
+def decoded(change: KeyedChange) -> dict[str, dict[str, ColumnRange]]:
+    """Partition stats records by partition and column."""
+    out: dict[str, dict[str, ColumnRange]] = defaultdict(dict)
+    for record in decode_records(change.values.to_pylist(), RECORD_SCHEMA_JSON):
+        out[record.file_name][record.range.column] = record.range
+    return dict(out)
