@@ -18,7 +18,8 @@ tests/system/test_layers.py reads this picture and checks the code against it.
     access: index.* read.*
         the indexes that find a key's file group; query planning and reading
     table: table.hoodie_table table.mdt table.keyed_partition table.record_index table.column_stats
-        + table.partition_stats table.fs_view table.file_listing table.table_version timeline.service_plans
+        + table.partition_stats table.bloom_filters table.fs_view table.file_listing table.table_version
+        + timeline.service_plans
         a table loaded: properties, timeline, its files (listed from storage, or from the metadata table when
         asked) and file-system view, the file groups pending services hold, the table version a write writes
     timeline: timeline.* table.properties table.properties_v8 table.upgrade_properties table.partition_metadata

@@ -240,8 +240,12 @@ PARTITION_STATS_FILE_GROUPS = define(
     "File groups of a new partition_stats partition.", validate=_positive)
 METADATA_BLOOM_FILTER_ENABLE = define(
     "hoodie.metadata.index.bloom.filter.enable", False, bool,
-    "The metadata table's bloom_filters partition. false removes an existing one, as Hudi does.",
-    supported=(False,), unsupported="pyhudi does not write the bloom_filters partition yet")
+    "The metadata table's bloom_filters partition (each base file's bloom filter of record keys, for the bloom "
+    "index): true builds it (and the metadata table) when missing and keeps it in step; false removes an existing "
+    "one, as Hudi does.")
+BLOOM_FILTER_FILE_GROUPS = define(
+    "hoodie.metadata.index.bloom.filter.file.group.count", 4, int,
+    "File groups of a new bloom_filters partition.", validate=_positive)
 METADATA_RECORD_INDEX_ENABLE = define(
     "hoodie.metadata.record.index.enable", False, bool,
     "The metadata table's record_index partition (every record key's file group): true builds it (and the metadata "
@@ -331,6 +335,10 @@ INDEX_TYPE = define("hoodie.index.type", "SIMPLE", str,
                     supported=("BLOOM", "GLOBAL_BLOOM", "SIMPLE", "GLOBAL_SIMPLE", "BUCKET", "RECORD_INDEX"),
                     unsupported="pyhudi's indexes are BLOOM, GLOBAL_BLOOM, SIMPLE, GLOBAL_SIMPLE, BUCKET and "
                                 "RECORD_INDEX")
+BLOOM_INDEX_USE_METADATA = define(
+    "hoodie.bloom.index.use.metadata", False, bool,
+    "The bloom index takes base files' bloom filters and key ranges from the metadata table's bloom_filters and "
+    "column_stats partitions when the table has them, instead of opening each file's footer.")
 BLOOM_PRUNE_BY_RANGES = define("hoodie.bloom.index.prune.by.ranges", True, bool,
                                "Prune bloom candidates by the min/max record keys in file footers.")
 BLOOM_UPDATE_PARTITION_PATH = define("hoodie.bloom.index.update.partition.path", True, bool,

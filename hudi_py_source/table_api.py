@@ -23,6 +23,7 @@ from .services.restore import restore_to_savepoint
 from .services.savepoint import create_savepoint, delete_savepoint
 from .services.upgrade import downgrade_table, upgrade_table
 from .storage import Storage
+from .table.bloom_filter_records import BLOOM_FILTERS_PARTITION
 from .table.column_stats import COLUMN_STATS_PARTITION
 from .table.file_names import write_token
 from .table.hoodie_table import HoodieTable
@@ -32,6 +33,7 @@ from .table.record_index import RECORD_INDEX_PARTITION
 from .timeline.archived import ArchivedTimeline
 from .timeline.instant import Instant
 from .timeline.lsm_timeline import LSMArchivedTimeline, load_archived_timeline
+from .write.bloom_filter_changes import bloom_filter_differences
 from .write.client import abort_write, commit_write, start_write, write_task
 from .write.column_stats_changes import column_stats_differences
 from .write.partition_stats_changes import partition_stats_differences
@@ -159,8 +161,8 @@ class Table:
         """Every difference between the metadata table and the data table: its file listing against storage (see
         table/mdt.metadata_differences) and its record index against the keys a snapshot reads (see
         write/record_index_changes.index_differences), its column stats against the files' own ranges and its
-        partition stats against the ranges of each partition's files; empty when they agree. A table without one
-        has nothing to check."""
+        partition stats against the ranges of each partition's files, its bloom filters against the footers';
+        empty when they agree. A table without one has nothing to check."""
         table = self.hoodie_table()
         if FILES_PARTITION not in table.props.metadata_partitions:
             raise HoodieTableError(f"{self.storage.base_url} has no metadata table to validate",
@@ -172,6 +174,8 @@ class Table:
             found += column_stats_differences(table)
         if PARTITION_STATS_PARTITION in table.props.metadata_partitions:
             found += partition_stats_differences(table)
+        if BLOOM_FILTERS_PARTITION in table.props.metadata_partitions:
+            found += bloom_filter_differences(table)
         return found
 
     def hoodie_table(self) -> HoodieTable:

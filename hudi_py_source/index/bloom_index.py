@@ -3,7 +3,9 @@
 A lookup narrows the files each key must be checked against in three stages of rising cost: the min/max
 record key of each file's footer (only with `hoodie.bloom.index.prune.by.ranges`), the file's bloom
 filter, and finally reading the file's `_hoodie_record_key` column, needed because bloom filters answer
-"maybe". BLOOM looks only at files of the record's own partition, GLOBAL_BLOOM at every file of the table.
+"maybe". With `hoodie.bloom.index.use.metadata` the ranges and filters come from the metadata table
+(`bloom_metadata`), so no footer is opened for a file it covers. BLOOM looks only at files of the record's
+own partition, GLOBAL_BLOOM at every file of the table.
 
 Keys are sorted once (by partition, then in Java's String order), so the keys within a file's key range
 are one contiguous slice found by binary search, and each file costs one vectorized bloom probe and at most
@@ -18,9 +20,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..config import BLOOM_PRUNE_BY_RANGES, HoodieConfig
+from ..config import BLOOM_INDEX_USE_METADATA, BLOOM_PRUNE_BY_RANGES, HoodieConfig
 from ..io.base_file import BaseFileFooter, read_footer, utf16_sort_bytes
 from ..storage import Storage
+from .bloom_metadata import IndexedFooter, metadata_footers
 from .locations import (
     CandidateFile,
     IndexStats,
@@ -103,7 +106,9 @@ def tag_bloom(storage: Storage, keys: pa.Array, partition_paths: pa.Array, candi
     files = considered_files(candidates, codes, is_global)
     stats = IndexStats(files_considered=[candidates[i].path for i in files])
     sorted_keys = SortedKeys.build(keys, None if is_global else codes.records)
-    footers: dict[str, BaseFileFooter] = {}
+    footers: dict[str, BaseFileFooter | IndexedFooter] = {}
+    if config.get(BLOOM_INDEX_USE_METADATA):
+        footers.update(metadata_footers(storage, [candidates[i] for i in files]))
     rows: list[np.ndarray] = []
     matched_files: list[np.ndarray] = []
     for i in files:
@@ -128,7 +133,7 @@ def tag_bloom(storage: Storage, keys: pa.Array, partition_paths: pa.Array, candi
     return assign_locations(len(keys), _concat(rows), _concat(matched_files), candidates, codes, stats)
 
 
-def _bloom_positions(footer: BaseFileFooter, keys: pa.Array, candidate: CandidateFile,
+def _bloom_positions(footer: BaseFileFooter | IndexedFooter, keys: pa.Array, candidate: CandidateFile,
                      stats: IndexStats) -> np.ndarray:
     """Positions in `keys` the file's bloom filter may hold; a file without a filter may hold any key."""
     bloom = footer.bloom_filter()

@@ -181,10 +181,16 @@ def _id64(name: str) -> str:
     return base64.b64encode(_xxh64(name.encode(), _XXH_SEED).to_bytes(8, "big")).decode()
 
 
-def _partition_id(partition_path: str) -> str:
-    """The non-partitioned table's partition is identified as "." (HoodieTableMetadataUtil
-    .getPartitionIdentifier)."""
+def partition_index_id(partition_path: str) -> str:
+    """PartitionIndexID of a data partition, shared by the column_stats, partition_stats and bloom_filters keys;
+    the non-partitioned table's partition is identified as "." (HoodieTableMetadataUtil.getPartitionIdentifier)."""
     return _id64(partition_path or NON_PARTITIONED_KEY)
+
+
+def file_index_id(file_name: str) -> str:
+    """FileIndexID of a base file: base64 of the MD5 of its name, the last part of column_stats and bloom_filters
+    keys."""
+    return base64.b64encode(hashlib.md5(file_name.encode()).digest()).decode()
 
 
 def column_key_prefix(column: str) -> str:
@@ -194,13 +200,12 @@ def column_key_prefix(column: str) -> str:
 
 def column_partition_key_prefix(column: str, partition_path: str) -> str:
     """The prefix of the column_stats keys of `column` in one partition; the whole partition_stats key."""
-    return _id64(column) + _partition_id(partition_path)
+    return _id64(column) + partition_index_id(partition_path)
 
 
 def column_stats_key(partition_path: str, file_name: str, column: str) -> str:
     """HoodieMetadataPayload.getColumnStatsIndexKey: column, partition, then FileIndexID (MD5 of the name)."""
-    file_id = base64.b64encode(hashlib.md5(file_name.encode()).digest()).decode()
-    return column_partition_key_prefix(column, partition_path) + file_id
+    return column_partition_key_prefix(column, partition_path) + file_index_id(file_name)
 
 
 def partition_stats_key(partition_path: str, column: str) -> str:

@@ -2,8 +2,8 @@
 count, whether the options want it, its records for a whole table (a build), and what a commit or a clean
 changes in it (Hudi 1.x's Indexer per MetadataPartitionType).
 
-`INDEXERS` is in Hudi's order of their initializing deltacommits: the record index, the column stats, the
-partition stats (built from the column stats' ranges, so after them). What several need of one commit (the
+`INDEXERS` is in the order of their initializing deltacommits: the record index, the column stats, the partition
+stats (built from the column stats' ranges, so after them), the bloom filters. What several need of one commit (the
 ranges of the files it wrote) is computed once, in `CommitChange`.
 """
 
@@ -15,8 +15,10 @@ from functools import cached_property
 from typing import Any
 
 from ..config import (
+    BLOOM_FILTER_FILE_GROUPS,
     COLUMN_STATS_FILE_GROUPS,
     INDEX_TYPE,
+    METADATA_BLOOM_FILTER_ENABLE,
     METADATA_COLUMN_STATS_ENABLE,
     METADATA_PARTITION_STATS_ENABLE,
     METADATA_RECORD_INDEX_ENABLE,
@@ -27,6 +29,7 @@ from ..config import (
     RECORD_INDEX_MIN_FILE_GROUPS,
     HoodieConfig,
 )
+from ..table.bloom_filters import BloomFilterIndex
 from ..table.column_stats import ColumnStatsIndex
 from ..table.column_stats_records import stats_version
 from ..table.hoodie_table import HoodieTable
@@ -35,7 +38,7 @@ from ..table.partition_stats import PartitionStatsIndex
 from ..table.properties import TableProperties
 from ..table.record_index import RecordIndex, estimate_file_groups
 from ..timeline.commit_metadata import CommitMetadata
-from . import column_stats_changes, partition_stats_changes, record_index_changes
+from . import bloom_filter_changes, column_stats_changes, partition_stats_changes, record_index_changes
 from .column_stats_changes import FileStats
 
 
@@ -134,6 +137,18 @@ def _partition_stats_change(change: CommitChange) -> KeyedChange:
     return partition_stats_changes.change_of_commit(change.table, change.metadata, change.written)
 
 
+def _wants_bloom_filters(cfg: HoodieConfig, props: TableProperties | None) -> bool:
+    return bool(cfg.get(METADATA_BLOOM_FILTER_ENABLE))
+
+
+def _bloom_filters_sizing(cfg: HoodieConfig) -> IndexSizing:
+    return IndexSizing.fixed(cfg.get(BLOOM_FILTER_FILE_GROUPS))
+
+
+def _bloom_filters_change(change: CommitChange) -> KeyedChange:
+    return bloom_filter_changes.change_of_commit(change.table.storage, change.metadata, change.instant_time)
+
+
 INDEXERS: dict[str, KeyedIndexer] = {indexer.partition: indexer for indexer in (
     KeyedIndexer(RecordIndex, IndexSizing.of_record_index, wants_record_index, _record_index_entries,
                  _record_index_change),
@@ -141,5 +156,7 @@ INDEXERS: dict[str, KeyedIndexer] = {indexer.partition: indexer for indexer in (
                  _column_stats_change, column_stats_changes.change_of_clean),
     KeyedIndexer(PartitionStatsIndex, _partition_stats_sizing, _wants_partition_stats,
                  partition_stats_changes.entries_of_table, _partition_stats_change),
+    KeyedIndexer(BloomFilterIndex, _bloom_filters_sizing, _wants_bloom_filters, bloom_filter_changes.entries_of_table,
+                 _bloom_filters_change, bloom_filter_changes.change_of_clean),
 )}
 KEYED = tuple(INDEXERS)

@@ -16,6 +16,7 @@ from support.oracles import hudi_rs_read
 from support.v8_writes import HISTORY, VERSIONS, apply_write, id_to_ts, options, record_id, rows
 
 from hudi_py_source import Table
+from hudi_py_source.index import bloom_index
 from hudi_py_source.read import plan
 from hudi_py_source.read.predicates import Predicate
 from hudi_py_source.storage import Storage
@@ -27,7 +28,9 @@ from hudi_py_source.table.properties import TableProperties
 from hudi_py_source.write import partition_stats_changes
 
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
-STATS = {"hoodie.metadata.index.column.stats.enable": "true", "hoodie.metadata.compact.max.delta.commits": "3"}
+STATS = {"hoodie.metadata.index.column.stats.enable": "true", "hoodie.metadata.compact.max.delta.commits": "3",
+         "hoodie.metadata.index.bloom.filter.enable": "true", "hoodie.index.type": "BLOOM",
+         "hoodie.bloom.index.use.metadata": "true"}
 SERVICES = {"hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "2",
             "hoodie.clustering.inline": "true", "hoodie.clustering.inline.max.commits": "4",
             "hoodie.cleaner.commits.retained": "1"}
@@ -53,7 +56,7 @@ def test_every_action_keeps_the_column_stats_in_step(tmp_path: Path, version: in
         assert id_to_ts(hudi_rs_read(path)) == model, f"hudi-rs, after {operation} #{index}"
         assert _partition_stats(path) == _rebuilt_partition_stats(path), f"after {operation} #{index}"
     assert TableProperties.load(Storage(path)).metadata_partitions == ["files", COLUMN_STATS_PARTITION,
-                                                                       PARTITION_STATS_PARTITION]
+                                                                       PARTITION_STATS_PARTITION, "bloom_filters"]
 
 
 def _partition_stats(path: str) -> dict[str, dict[str, ColumnRange]]:
@@ -87,6 +90,19 @@ def test_a_cleaned_file_has_no_live_stats(tmp_path: Path) -> None:
     assert (ranges["ts"].range.min, ranges["ts"].range.max) == (1003, 4000)
 
 
+def _footers_opened(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[str]:
+    """The paths `module.name(storage, rel)` (a footer reader) is called with from now on."""
+    opened: list[str] = []
+    reading = getattr(module, name)
+
+    def counting(storage: Storage, rel: str) -> object:
+        opened.append(rel)
+        return reading(storage, rel)
+
+    monkeypatch.setattr(module, name, counting)
+    return opened
+
+
 def test_a_filter_skips_files_without_opening_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """ts ranges differ per file (one insert per data version): `ts >= 5000` keeps the last insert's files only,
     and no footer is read to decide it."""
@@ -95,14 +111,7 @@ def test_a_filter_skips_files_without_opening_them(tmp_path: Path, monkeypatch: 
         ids = list(range(version * 10, version * 10 + 6))
         Table(path).write(rows(ids, version), {**options("insert", 9), **STATS,
                                                "hoodie.parquet.small.file.limit": "0"})
-    opened: list[str] = []
-    reading = plan.read_footer_facts
-
-    def counting(storage: Storage, rel: str) -> object:
-        opened.append(rel)
-        return reading(storage, rel)
-
-    monkeypatch.setattr(plan, "read_footer_facts", counting)
+    opened = _footers_opened(monkeypatch, plan, "read_footer_facts")
     table = Table(path)
     got = table.read(filters=[Predicate(">=", "ts", 5000)])
     assert sorted(got["id"].to_pylist()) == [record_id(i) for i in range(50, 56)]
@@ -115,3 +124,25 @@ def test_a_filter_skips_files_without_opening_them(tmp_path: Path, monkeypatch: 
                              [Predicate(">=", "ts", 5000)], schema, None, False, plan._column_stats(hoodie))
     assert files == 15 and len(kept) == 3
     assert opened == []
+
+
+@pytest.mark.parametrize("use_metadata", [True, False])
+def test_the_bloom_index_takes_filters_and_ranges_from_the_metadata_table(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, use_metadata: bool) -> None:
+    """With hoodie.bloom.index.use.metadata an upsert tags its keys without opening a footer: filters from
+    bloom_filters, key ranges from the column stats of _hoodie_record_key."""
+    path = str(tmp_path / "t")
+    write = {**options("upsert", 9), **STATS, "hoodie.parquet.small.file.limit": "0",
+             "hoodie.bloom.index.use.metadata": str(use_metadata).lower()}
+    for version in range(1, 4):
+        Table(path).write(rows(list(range(version * 10, version * 10 + 4)), version),
+                          {**write, "hoodie.datasource.write.operation": "insert"})
+    opened = _footers_opened(monkeypatch, bloom_index, "read_footer")
+    Table(path).write(rows([11, 32], 7), write)
+    got = id_to_ts(Table(path).read())
+    assert {k: got[k] for k in (record_id(11), record_id(32), record_id(12))} == {
+        record_id(11): id_to_ts(rows([11], 7))[record_id(11)], record_id(32): id_to_ts(rows([32], 7))[record_id(32)],
+        record_id(12): id_to_ts(rows([12], 1))[record_id(12)]}
+    assert len(got) == 12
+    assert (opened == []) is use_metadata
+    assert Table(path).validate_metadata() == []

@@ -19,7 +19,7 @@ from support.faults import FaultInjectingStorage, InjectedCrash
 from support.oracles import hudi_rs_read
 from support.v8_writes import HISTORY, VERSIONS, apply_write, id_to_ts, options, rows
 
-from hudi_py_source import HoodieConfigError, HoodieTableError, Table
+from hudi_py_source import HoodieTableError, Table
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.hoodie_table import HoodieTable
 from hudi_py_source.table.properties import TableProperties
