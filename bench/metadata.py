@@ -7,8 +7,9 @@ base file per partition (10 x 1,000 = 10,000 files by default). Then, on each ta
 * planning a snapshot read of the whole table and a point lookup (one partition, one key), with the file listing
   from the metadata table and from storage: seconds (best of 5) and storage calls by kind;
 * planning a range filter that ten files match (`id >= ...`): judged by every file's footer, or, on a third table
-  that also has the metadata table's column stats (`hoodie.metadata.index.column.stats.enable=true`), by them
-  without opening a file.
+  that also has the metadata table's column stats (`hoodie.metadata.index.column.stats.enable=true`) and with them
+  its partition stats, by those without listing the partitions they rule out or opening a file; a fourth table
+  has the column stats alone (`hoodie.metadata.index.partition.stats.enable=false`).
 The planned files are checked to be the same every way, and the point lookup's row to be the one written.
 
 Usage: python bench/metadata.py [--partitions 1000] [--commits 10] [--out bench/results/metadata.json]
@@ -60,8 +61,10 @@ def best_plan(path: str, options: dict[str, str], predicates: list[Predicate] | 
     return {"seconds": round(seconds, 4), "calls": calls, "files": files}
 
 
+STATS = {"hoodie.metadata.enable": "true", "hoodie.metadata.index.column.stats.enable": "true"}
 TABLES = {"with metadata table": {"hoodie.metadata.enable": "true"},
-          "with column stats": {"hoodie.metadata.enable": "true", "hoodie.metadata.index.column.stats.enable": "true"},
+          "with column and partition stats": STATS,
+          "with column stats alone": {**STATS, "hoodie.metadata.index.partition.stats.enable": "false"},
           "without metadata table": {"hoodie.metadata.enable": "false"}}
 
 

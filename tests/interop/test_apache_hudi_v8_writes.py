@@ -30,14 +30,18 @@ METADATA = {"hoodie.metadata.enable": "true", "hoodie.metadata.compact.max.delta
 APACHE_METADATA = {"hoodie.metadata.enable": "true", "hoodie.metadata.index.column.stats.enable": "false",
                    "hoodie.metadata.index.partition.stats.enable": "false",
                    "hoodie.metadata.record.index.enable": "false"}
-# The version 9 table is tagged by the record index pyhudi builds and keeps, with column stats; Apache Hudi's upsert
-# tags its keys through that index too (a misplaced key would come back duplicated) and updates both, which pyhudi
-# then validates (the index against a snapshot, the column stats against the footers).
-INDEXED = {9: {"hoodie.index.type": "RECORD_INDEX", "hoodie.metadata.index.column.stats.enable": "true"}}
+# The version 9 table is tagged by the record index pyhudi builds and keeps, with column stats, partition stats
+# and bloom filters; Apache Hudi's upsert tags its keys through that index too (a misplaced key would come back
+# duplicated) and updates them all, which pyhudi then validates (the index against a snapshot, the stats and
+# filters against the files). Before it, Apache Hudi's SQL query with data skipping prunes by pyhudi's column and
+# partition stats: a range narrower than the files' would lose rows.
+INDEXED = {9: {"hoodie.index.type": "RECORD_INDEX", "hoodie.metadata.index.column.stats.enable": "true",
+               "hoodie.metadata.index.bloom.filter.enable": "true"}}
 APACHE_INDEXED = {9: {"hoodie.index.type": "RECORD_INDEX", "hoodie.metadata.record.index.enable": "true",
-                      "hoodie.metadata.index.column.stats.enable": "true"}}
-# Apache Hudi 1.2 adds partition_stats beside the column stats it keeps, whatever its option says.
-PARTITIONS = {8: "files", 9: "files,record_index,column_stats,partition_stats"}
+                      "hoodie.metadata.index.column.stats.enable": "true",
+                      "hoodie.metadata.index.bloom.filter.enable": "true"}}
+PARTITIONS = {8: "files", 9: "files,record_index,column_stats,partition_stats,bloom_filters"}
+SKIPPING_FLOOR = 5000  # ts of the history's later data versions
 
 
 @pytest.fixture(scope="module")
@@ -55,12 +59,17 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, Any]
         out[version] = {"path": path, "pyhudi": table.read(), "in_step": table.validate_metadata()}
         apache_options = {**options("upsert", version), **APACHE_METADATA, **APACHE_INDEXED.get(version, {}),
                           "hoodie.write.auto.upgrade": "false"}
-        steps += [{"op": "read", "path": str(path), "query": "snapshot"},
+        steps += [{"op": "sql", "sql": f"CREATE TABLE skipping_v{version} USING hudi LOCATION '{path}'"},
+                  {"op": "sql", "sql": f"SELECT id, ts FROM skipping_v{version} WHERE ts >= {SKIPPING_FLOOR}"},
+                  {"op": "read", "path": str(path), "query": "snapshot"},
                   {"op": "write", "path": str(path), "data": rows(APACHE_UPSERT, 9), "options": apache_options},
                   {"op": "read", "path": str(path), "query": "snapshot"}]
-    results = run_apache_hudi("1.2.0", steps, root / "apache", CALL_TIMEOUT_SECONDS)
+    session = [{"op": "sql", "sql": "SET hoodie.enable.data.skipping=true"},
+               {"op": "sql", "sql": "SET hoodie.metadata.enable=true"}]
+    results = run_apache_hudi("1.2.0", session + steps, root / "apache", CALL_TIMEOUT_SECONDS)[len(session):]
     for index, version in enumerate(VERSIONS):
-        out[version]["apache"], _, out[version]["apache_after"] = results[3 * index:3 * index + 3]
+        _, out[version]["skipped"], out[version]["apache"], _, out[version]["apache_after"] = \
+            results[5 * index:5 * index + 5]
         out[version]["pyhudi_after"] = Table(str(out[version]["path"])).read()
         out[version]["in_step_after"] = Table(str(out[version]["path"])).validate_metadata()
     return out
@@ -69,6 +78,14 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, Any]
 @pytest.mark.parametrize("version", VERSIONS)
 def test_apache_hudi_12_reads_pyhudi_table(judged: dict[int, dict[str, Any]], version: int) -> None:
     assert_same_rows_as_apache(judged[version]["apache"], judged[version]["pyhudi"])
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_apache_hudi_skips_data_by_pyhudis_stats_and_loses_no_row(judged: dict[int, dict[str, Any]],
+                                                                   version: int) -> None:
+    want = {k: v for k, v in id_to_ts(judged[version]["pyhudi"]).items() if v >= SKIPPING_FLOOR}
+    skipped = judged[version]["skipped"]
+    assert want and dict(zip(skipped.column("id").to_pylist(), skipped.column("ts").to_pylist(), strict=True)) == want
 
 
 @pytest.mark.parametrize("version", VERSIONS)
