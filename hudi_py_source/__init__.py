@@ -19,6 +19,7 @@ tests/system/test_layers.py reads this picture and checks the code against it.
         the indexes that find a key's file group; query planning and reading
     table: table.hoodie_table table.mdt table.keyed_partition table.record_index table.column_stats
         + table.partition_stats table.bloom_filters table.fs_view table.file_listing table.table_version
+        + table.index_definitions table.secondary_index
         + timeline.service_plans
         a table loaded: properties, timeline, its files (listed from storage, or from the metadata table when
         asked) and file-system view, the file groups pending services hold, the table version a write writes

@@ -24,10 +24,10 @@ The reader verifies what it reads (magics, versions, sizes, checksums, decompres
 and raises HoodieCorruptedDataError naming the file and the fault, never returning part of a damaged file.
 Files Hudi writes carry no checksums (type NULL): there a flipped byte in an uncompressed block is caught only
 if it breaks the structure; GZ blocks are still covered by gzip's CRC. Lookups (`lookup`, `get_many`,
-`keys_with_prefixes`) decode each data block at most once per call. `lookup` is columnar, for the metadata
-table's record index (one cell per record of the data table): it takes and returns Arrow arrays, decodes only
-the blocks whose index key range holds a key, walks a block's cells in one lean Python loop and leaves cutting
-out rows and values and matching keys to numpy and Arrow.
+`keys_with_prefixes`, `prefix_scan`) decode each data block at most once per call. `lookup` is columnar, for the
+metadata table's record index (one cell per record of the data table): it takes and returns Arrow arrays, decodes
+only the blocks whose index key range holds a key, walks a block's cells in one lean Python loop and leaves
+cutting out rows and values and matching keys to numpy and Arrow; `prefix_scan` too, for a secondary index.
 
 The writer lays files out as Apache Hudi 1.1's HFileWriterImpl does, so that given the same entries, file
 info, meta blocks and creation time its output is byte-identical to Hudi's (the metadata table's base files,
@@ -789,6 +789,47 @@ class HFileReader:
                 if j < len(rows):
                     break
         return sorted(out.items())
+
+    def prefix_scan(self, prefixes: Sequence[bytes]) -> tuple[pa.LargeBinaryArray, pa.LargeBinaryArray]:
+        """(keys, values) of every cell whose key starts with one of `prefixes`, in key order (a key's first cell
+        only), columnar: the index bounds which data blocks may hold a prefix's keys, those are decoded together
+        and each prefix's run of rows is found by bisection, so a prefix matching a million keys costs no Python
+        loop over them (a secondary index's lookup by value is a lookup by key prefix)."""
+        blocks: set[int] = set()
+        for prefix in set(prefixes):
+            upper = prefix_successor(prefix)
+            end = len(self._first_rows) if upper is None else bisect.bisect_left(self._first_rows, upper)
+            blocks.update(range(self._start_block(prefix), end))
+        if not blocks:
+            return pa.array([], type=pa.large_binary()), pa.array([], type=pa.large_binary())
+        cells = self._parse([self._checked_block(i) for i in sorted(blocks)])
+        rows = cells.rows()
+        at = prefix_rows(rows, prefixes)
+        found = rows.take(pa.array(at))
+        first = np.ones(len(at), dtype=bool)
+        first[1:] = pc.not_equal(found[1:], found[:-1]).to_numpy(zero_copy_only=False)
+        return found.filter(pa.array(first)), cells.values(at[first])
+
+
+def prefix_successor(prefix: bytes) -> bytes | None:
+    """The least byte string above every string starting with `prefix`, None when there is none (all 0xff)."""
+    stripped = prefix.rstrip(b"\xff")
+    if not stripped:
+        return None
+    return stripped[:-1] + bytes([stripped[-1] + 1])
+
+
+def prefix_rows(sorted_keys: pa.LargeBinaryArray, prefixes: Sequence[bytes]) -> npt.NDArray[np.int64]:
+    """Positions (ascending) of the `sorted_keys` (unsigned byte order) starting with one of `prefixes`: each
+    prefix's keys are one run, found by bisection."""
+    view = _SortedKeys(sorted_keys)
+    runs = []
+    for prefix in sorted(set(prefixes)):
+        upper = prefix_successor(prefix)
+        low = bisect.bisect_left(view, prefix)
+        high = len(view) if upper is None else bisect.bisect_left(view, upper, lo=low)
+        runs.append(np.arange(low, high, dtype=np.int64))
+    return np.unique(np.concatenate(runs)) if runs else np.zeros(0, dtype=np.int64)
 
 
 # --- the writer --------------------------------------------------------------------------------------------

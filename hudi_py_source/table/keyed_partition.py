@@ -84,6 +84,23 @@ def decode_value(value: bytes, schema: Any, where: str) -> dict[str, Any]:
     return record
 
 
+def distinct_infos(values: pa.Array, field: str, record_type: int,
+                   where: str) -> tuple[list[dict[str, Any]], pa.Array]:
+    """The `field` part of each distinct value (in pyhudi's schema) of records of `record_type`, and for each
+    value the position of its own: a partition's values repeat (a few locations, two isDeleted states), so each
+    distinct one is decoded once."""
+    distinct = pc.unique(values)
+    infos = []
+    for value in distinct.to_pylist():
+        record = decode_value(value, PARSED_SCHEMA, where)
+        info = record.get(field)
+        if record.get("type") != record_type or not isinstance(info, dict):
+            raise HoodieCorruptedDataError(f"{where}: an entry of type {record.get('type')} holds no {field} "
+                                           f"(type {record_type})", path=where)
+        infos.append(info)
+    return infos, pc.index_in(values, value_set=distinct)
+
+
 def normalized_values(reader: HFileReader, values: pa.Array) -> pa.Array:
     """`reader`'s values in pyhudi's schema: as they are when the HFile was written with it, else each distinct
     value read with the HFile's schema and written again (Hudi 0.x's schema lacks fields of 1.x's)."""

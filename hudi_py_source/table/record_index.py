@@ -25,9 +25,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import HoodieCorruptedDataError
 from ..timeline.instant import parse_instant_time
-from .keyed_partition import PARSED_SCHEMA, KeyedPartition, decode_value
+from .keyed_partition import PARSED_SCHEMA, KeyedPartition, distinct_infos
 from .metadata_records import META_FIELD_NAMES
 
 RECORD_INDEX_PARTITION = "record_index"
@@ -107,18 +106,10 @@ def _file_id_of(info: dict[str, Any]) -> str:
 
 def decode_locations(values: pa.Array, where: str) -> tuple[pa.Array, pa.Array]:
     """(partition, file id) of each record-index value (in pyhudi's schema); each distinct value decoded once."""
-    distinct = pc.unique(values)
-    partitions, file_ids = [], []
-    for value in distinct.to_pylist():
-        record = decode_value(value, PARSED_SCHEMA, where)
-        info = record.get("recordIndexMetadata")
-        if record.get("type") != RECORD_INDEX_TYPE or not isinstance(info, dict):
-            raise HoodieCorruptedDataError(f"{where}: a record_index entry of type {record.get('type')} holds no "
-                                           "recordIndexMetadata", path=where)
-        partitions.append(info.get("partitionName") or "")
-        file_ids.append(_file_id_of(info))
-    which = pc.index_in(values, value_set=distinct)
-    return pa.array(partitions, pa.string()).take(which), pa.array(file_ids, pa.string()).take(which)
+    infos, which = distinct_infos(values, "recordIndexMetadata", RECORD_INDEX_TYPE, where)
+    partitions = pa.array([info.get("partitionName") or "" for info in infos], pa.string())
+    file_ids = pa.array([_file_id_of(info) for info in infos], pa.string())
+    return partitions.take(which), file_ids.take(which)
 
 
 class RecordIndex(KeyedPartition):

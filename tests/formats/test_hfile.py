@@ -43,6 +43,8 @@ from hudi_py_source.io.hfile import (
     _root_index,
     _trailer,
     kv_key,
+    prefix_rows,
+    prefix_successor,
     write_hfile,
     write_hfile_columnar,
 )
@@ -253,6 +255,32 @@ def test_round_trip_multi_block(compression: str) -> None:
     assert r.file_info[b"schema"] == b"{}" and r.schema() == "{}" and r.last_key() == _key(2999)
     assert r.file_info[AVG_KEY_LEN] == len(_key(0)).to_bytes(4, "big")
 
+
+
+@pytest.mark.parametrize("block_size", [256, 4096, 1 << 20])
+def test_prefix_scan_matches_a_filter_of_every_cell(block_size: int) -> None:
+    """Prefixes spanning many blocks, one cell, none, the empty prefix (every cell), overlapping prefixes and
+    0xff bytes (no successor) give what filtering every cell gives, in key order."""
+    entries = [(_key(i), _value(i)) for i in range(2000)] + [(b"\xff\xff" + _key(i), b"x") for i in range(3)]
+    r = _round_trip(entries, block_size=block_size, compression="NONE")
+    cases = [[b"hudi-key-0000012"], [_key(7)], [b"nope"], [b""], [b"hudi-key-00000", b"hudi-key-000001"],
+             [b"\xff"], [b"hudi-key-0000019", b"\xff\xff", b"hudi-key-000000"], []]
+    for prefixes in cases:
+        keys, values = r.prefix_scan(prefixes)
+        expected = [e for e in entries if any(e[0].startswith(p) for p in prefixes)]
+        assert list(zip(keys.to_pylist(), values.to_pylist(), strict=True)) == expected, prefixes
+
+
+def test_prefix_scan_takes_the_first_of_equal_keys_and_prefix_rows_bisects() -> None:
+    dup = [(_key(i // 50), b"v%d" % i) for i in range(500)]
+    r = _round_trip(dup, block_size=256, compression="NONE")
+    keys, values = r.prefix_scan([_key(3)])
+    assert keys.to_pylist() == [_key(3)] and values.to_pylist() == [b"v150"]
+    sorted_keys = pa.array([b"a", b"a$1", b"a$2", b"a\\$", b"ab$", b"b$"], pa.large_binary())
+    assert prefix_rows(sorted_keys, [b"a$", b"b$"]).tolist() == [1, 2, 5]
+    assert prefix_rows(sorted_keys, [b"a", b"a$"]).tolist() == [0, 1, 2, 3, 4]
+    assert prefix_successor(b"a$") == b"a%" and prefix_successor(b"a\xff\xff") == b"b"
+    assert prefix_successor(b"\xff") is None
 
 def test_round_trip_duplicates_stay_in_one_block_and_long_keys() -> None:
     dup = [(_key(i // 50), b"v%d" % i) for i in range(500)]

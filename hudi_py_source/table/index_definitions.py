@@ -1,0 +1,81 @@
+"""The table's index definitions (Apache Hudi 1.x's HoodieIndexMetadata, `.hoodie/.index_defs/index.json`).
+
+Indexes a user creates (secondary and expression indexes), and since 1.1 the built-in ones too, are defined in
+one JSON file the table property `hoodie.table.index.defs.path` names, relative to the table's base path:
+`{"indexDefinitions": {<name>: {"indexName", "indexType", "indexFunction", "sourceFields", "indexOptions",
+"version"}}}`. The name is the index's metadata partition (`secondary_index_<user's name>`); the version
+("V1", "V2") decides how its keys spread over file groups, and is absent in files Hudi 1.0 wrote.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import HoodieCorruptedDataError
+from ..storage import Storage
+from .properties import TableProperties
+
+INDEX_DEFS_PATH = "hoodie.table.index.defs.path"
+SECONDARY_INDEX_PREFIX = "secondary_index_"
+
+
+@dataclass(frozen=True)
+class IndexDefinition:
+    """One index as index.json defines it; `version` is None where the file gives none."""
+
+    name: str
+    index_type: str
+    function: str
+    source_fields: tuple[str, ...]
+    options: Mapping[str, str] = field(default_factory=dict)
+    version: int | None = None
+
+    @property
+    def is_secondary(self) -> bool:
+        """Whether the index is a secondary index: Hudi tells a metadata partition's kind by its name's prefix."""
+        return self.name.startswith(SECONDARY_INDEX_PREFIX)
+
+
+def index_definitions(storage: Storage, props: TableProperties) -> dict[str, IndexDefinition]:
+    """The table's index definitions by name; none when the table names no index.json or it is absent."""
+    path = props.get(INDEX_DEFS_PATH, "").strip()
+    if not path:
+        return {}
+    if "://" in path or path.startswith("/"):
+        path = storage.relative(path)
+    if not storage.exists(path):
+        return {}
+    return parse_index_definitions(storage.read_bytes(path), storage.url(path))
+
+
+def parse_index_definitions(data: bytes, where: str) -> dict[str, IndexDefinition]:
+    """The definitions of an index.json's bytes."""
+    try:
+        document = json.loads(data)
+        entries = document.get("indexDefinitions") or {}
+        return {name: _definition(entry) for name, entry in entries.items()}
+    except (ValueError, TypeError, AttributeError, KeyError) as exc:
+        raise HoodieCorruptedDataError(f"{where}: the index definitions do not parse: {exc!r}", path=where) from exc
+
+
+def _definition(entry: dict[str, Any]) -> IndexDefinition:
+    return IndexDefinition(
+        name=str(entry["indexName"]),
+        index_type=str(entry["indexType"]),
+        function=str(entry.get("indexFunction") or ""),
+        source_fields=tuple(str(f) for f in entry.get("sourceFields") or ()),
+        options={str(k): str(v) for k, v in (entry.get("indexOptions") or {}).items()},
+        version=_version(entry.get("version")),
+    )
+
+
+def _version(text: Any) -> int | None:
+    """HoodieIndexVersion's name (`V1`, `V2`) as its number."""
+    if text is None:
+        return None
+    if not isinstance(text, str) or not text.startswith("V") or not text[1:].isdigit():
+        raise ValueError(f"index version {text!r} is not V<number>")
+    return int(text[1:])
