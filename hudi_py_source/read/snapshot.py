@@ -15,7 +15,15 @@ from ..config import AS_OF_INSTANT, QUERY_TYPE, READ_METADATA_LISTING, HoodieCon
 from ..storage import Storage
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
-from .plan import ReadPlan, build_plan, full_schema, matching_partitions, stats_matching_partitions
+from .indexed_lookup import indexed_file_groups
+from .plan import (
+    ReadPlan,
+    build_plan,
+    full_schema,
+    matching_partitions,
+    record_key_candidates,
+    stats_matching_partitions,
+)
 from .predicates import Predicate, supports
 from .time_travel import check_readable_as_of, format_query_instant
 
@@ -41,10 +49,15 @@ def plan_snapshot(storage: Storage, cfg: HoodieConfig, predicates: list[Predicat
     usable = [p for p in predicates if supports(p, schema)]
     view = table.fs_view()
     partitions = matching_partitions(view.partitions(), table, usable, schema)
+    groups = None
     if as_of is None:
         partitions = stats_matching_partitions(partitions, table, usable, schema)
+        groups = indexed_file_groups(table, usable, record_key_candidates(table, usable, schema))
+    if groups is not None:
+        partitions = [p for p in partitions if p in {partition for partition, _ in groups}]
     slices: list[FileSlice] = []
     for partition in partitions:
-        slices.extend(view.latest_file_slices(partition, as_of=as_of))
+        slices.extend(s for s in view.latest_file_slices(partition, as_of=as_of)
+                      if groups is None or (s.partition_path, s.file_id) in groups)
     return build_plan(table, cfg, schema, usable, slices, merge_logs, as_of,
                       f"{query_type} query as of {as_of or 'the latest instant'}")
