@@ -80,7 +80,8 @@ def run_apache_hudi(
     version: str, steps: list[dict[str, Any]], workdir: Path, timeout: float = DEFAULT_TIMEOUT_SECONDS
 ) -> list[pa.Table | None]:
     """Run `steps` (see harness.py; a write's `data` may be an Arrow table) with Apache Hudi `version` in one
-    Spark session; one entry per step: the rows of a read or sql step, None for a write.
+    Spark session; one entry per step: the rows of a read or sql step, None for a write or a statement returning
+    no columns.
 
     Raises ApacheHudiError naming the failing step and the Java exception's message."""
     python, jar = require_set_up(version)
@@ -108,4 +109,4 @@ def run_apache_hudi(
         raise ApacheHudiError(
             f"Apache Hudi {version} failed step {error['step']} {_describe(steps[error['step']])}: {error['message']}"
         )
-    return [pq.read_table(s["out"]) if "out" in s else None for s in prepared]
+    return [pq.read_table(s["out"]) if "out" in s and Path(s["out"]).exists() else None for s in prepared]

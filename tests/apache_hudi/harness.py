@@ -91,8 +91,11 @@ def run_read(spark: SparkSession, step: Step) -> None:
 
 
 def run_sql(spark: SparkSession, step: Step) -> None:
-    """Any statement, chiefly Hudi's procedures (`CALL run_compaction(...)`); the rows it returns are saved."""
-    save(spark.sql(step["sql"]), step["out"])
+    """Any statement, chiefly Hudi's procedures (`CALL run_compaction(...)`); the rows it returns are saved (a
+    statement returning no columns, such as CREATE TABLE, saves nothing)."""
+    df = spark.sql(step["sql"])
+    if df.columns:
+        save(df, step["out"])
 
 
 RUNNERS: dict[str, Callable[[SparkSession, Step], None]] = {"write": run_write, "read": run_read, "sql": run_sql}
