@@ -23,6 +23,7 @@ from ..io.conform import conform
 from ..keygen import PartitionLayout
 from ..storage import Storage
 from ..table.column_stats import COLUMN_STATS_PARTITION, ColumnStatsIndex, FileRanges
+from ..table.column_stats_records import StatsRecord, partition_range
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
 from ..table.partition_stats import PARTITION_STATS_PARTITION, PartitionStatsIndex
@@ -191,18 +192,28 @@ def record_key_candidates(table: HoodieTable, predicates: list[Predicate], schem
 
 def prune_slices(storage: Storage, slices: list[FileSlice], predicates: list[Predicate], schema: pa.Schema,
                  keys: set[str] | None, merge_logs: bool,
-                 column_stats: ColumnStatsIndex | None = None) -> list[FileSlice]:
-    """Drop slices whose base file's ranges prove no row can match; slices merged with logs stay. With the
-    metadata table's column stats, a file they cover is judged without opening it; its footer is read only for
-    what the stats cannot tell (the bloom filter of pinned keys)."""
+                 column_stats: ColumnStatsIndex | None = None, judge_logs: bool = False) -> list[FileSlice]:
+    """Drop slices whose files' ranges prove no row can match. With the metadata table's column stats, a file
+    they cover is judged without opening it; its footer is read only for what the stats cannot tell (the bloom
+    filter of pinned keys). A slice merged with logs is judged by the ranges of its base and log files together
+    (a merged row's every value comes from one of them) when the column stats cover them all and `judge_logs`
+    (each log written by one commit, table version 8 on: a version 6 log appended to by several commits has a
+    record per append); otherwise it stays."""
     if keys is None and not predicates:
         return slices
-    judged = [s for s in slices if s.base_file is not None and not (merge_logs and s.log_files)]
     columns = prunable_columns(predicates, schema)
+    judged = [s for s in slices if s.base_file is not None and not (merge_logs and s.log_files)]
     indexed = _indexed_ranges(column_stats, judged, columns)
+    merged = _merged_ranges(column_stats, [s for s in slices if merge_logs and s.log_files], columns) \
+        if judge_logs else {}
     kept = []
     for file_slice in slices:
-        if (merge_logs and file_slice.log_files) or file_slice.base_file is None:
+        if merge_logs and file_slice.log_files:
+            ranges = merged.get((file_slice.partition_path, file_slice.file_id))
+            if ranges is None or may_match(IndexedFacts(ranges), predicates, schema):
+                kept.append(file_slice)
+            continue
+        if file_slice.base_file is None:
             kept.append(file_slice)
             continue
         ranges = indexed.get((file_slice.partition_path, file_slice.base_file.name))
@@ -218,6 +229,11 @@ def prune_slices(storage: Storage, slices: list[FileSlice], predicates: list[Pre
     return kept
 
 
+def _slice_files(file_slice: FileSlice) -> list[tuple[str, str]]:
+    names = [file_slice.base_file.name] if file_slice.base_file is not None else []
+    return [(file_slice.partition_path, name) for name in names + [log.name for log in file_slice.log_files]]
+
+
 def _indexed_ranges(column_stats: ColumnStatsIndex | None, slices: list[FileSlice],
                     columns: list[str]) -> dict[tuple[str, str], FileRanges]:
     """The column stats of the slices' base files that cover every column in `columns`."""
@@ -226,6 +242,25 @@ def _indexed_ranges(column_stats: ColumnStatsIndex | None, slices: list[FileSlic
     files = [(s.partition_path, s.base_file.name) for s in slices if s.base_file is not None]
     found = column_stats.ranges(files, columns)
     return {file: ranges for file, ranges in found.items() if set(columns) <= set(ranges)}
+
+
+def _merged_ranges(column_stats: ColumnStatsIndex | None, slices: list[FileSlice],
+                   columns: list[str]) -> dict[tuple[str, str], FileRanges]:
+    """By (partition, file id): each column's range over all files of a slice, for the slices whose every file
+    the column stats cover (one lookup for all)."""
+    if column_stats is None or not columns or not slices:
+        return {}
+    found = column_stats.ranges([f for s in slices for f in _slice_files(s)], columns)
+    out: dict[tuple[str, str], FileRanges] = {}
+    for file_slice in slices:
+        files = [found.get(f, {}) for f in _slice_files(file_slice)]
+        if any(not set(columns) <= set(ranges) for ranges in files):
+            continue
+        union = {c: partition_range([ranges[c].range for ranges in files]) for c in columns}
+        if all(r is not None for r in union.values()):
+            out[(file_slice.partition_path, file_slice.file_id)] = {
+                c: StatsRecord(file_slice.file_id, r) for c, r in union.items() if r is not None}
+    return out
 
 
 def _column_stats(table: HoodieTable) -> ColumnStatsIndex | None:
@@ -252,7 +287,8 @@ def build_plan(table: HoodieTable, cfg: HoodieConfig, schema: pa.Schema, predica
     with the merge settings and the log blocks visible at `visible_at` (None: the latest instant), or, given
     `range_commits` (a v8/v9 incremental query), only the blocks and base rows of those commits."""
     keys = record_key_candidates(table, predicates, schema)
-    kept = prune_slices(table.storage, slices, predicates, schema, keys, merge_logs, _column_stats(table))
+    kept = prune_slices(table.storage, slices, predicates, schema, keys, merge_logs, _column_stats(table),
+                        judge_logs=table.props.version >= 8)
     plan = ReadPlan(table.storage, schema, table.props.partition_layout, predicates, pack_splits(kept, merge_logs),
                     len(slices), description=description, drop_partition_columns=table.props.drop_partition_columns)
     if merge_logs:

@@ -146,3 +146,28 @@ def test_the_bloom_index_takes_filters_and_ranges_from_the_metadata_table(
     assert len(got) == 12
     assert (opened == []) is use_metadata
     assert Table(path).validate_metadata() == []
+
+
+def test_a_merge_on_read_slice_is_judged_by_its_base_and_log_files(tmp_path: Path) -> None:
+    """A slice with logs is skipped when the ranges of its base and log files, together, rule the filter out;
+    the log's own column stats (from its records) say what the updates brought."""
+    path = str(tmp_path / "t")
+    write = {**options("insert", 9), **STATS, "hoodie.datasource.write.table.type": MOR,
+             "hoodie.parquet.small.file.limit": "0"}
+    Table(path).write(rows([0, 1, 2, 3, 4, 5], 1), write)
+    Table(path).write(rows([0, 3], 8), {**write, "hoodie.datasource.write.operation": "upsert"})
+    hoodie = HoodieTable.load(Storage(path))
+    slices = hoodie.fs_view().latest_file_slices()
+    assert sum(1 for s in slices if s.log_files) == 1 and len(slices) == 3
+    schema = hoodie.schema()
+    assert schema is not None
+    filters = [Predicate(">=", "ts", 8000)]
+    kept = plan.prune_slices(hoodie.storage, slices, filters, plan.full_schema(schema), None, True,
+                             plan._column_stats(hoodie), judge_logs=True)
+    assert [bool(s.log_files) for s in kept] == [True]
+    assert sorted(Table(path).read(filters=filters)["id"].to_pylist()) == [record_id(0), record_id(3)]
+    assert len(plan.prune_slices(hoodie.storage, slices, [Predicate("<", "ts", 0)], plan.full_schema(schema), None,
+                                 True, plan._column_stats(hoodie), judge_logs=True)) == 0
+    unjudged = plan.prune_slices(hoodie.storage, slices, [Predicate("<", "ts", 0)], plan.full_schema(schema), None,
+                                 True, plan._column_stats(hoodie), judge_logs=False)
+    assert [bool(s.log_files) for s in unjudged] == [True]
