@@ -15,10 +15,8 @@ import fastavro
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from support.apache_stats import apache_records as _apache_records
 
-from hudi_py_source.io.hfile import HFileReader
-from hudi_py_source.io.log_blocks import BlockType
-from hudi_py_source.io.log_format import iter_log_blocks
 from hudi_py_source.table.column_stats_records import (
     DEFAULT_MAX_COLUMNS,
     ColumnRange,
@@ -41,25 +39,6 @@ from hudi_py_source.table.metadata_records import RECORD_SCHEMA
 TABLES = ["cow/v9_txns_simple_overwrite", "mor/avro/v9_txns_simple_overwrite"]
 # What Hudi's Java code gives for these names (ColumnIndexID/PartitionIndexID: xxHash64, seed 0xdabadaba).
 KNOWN_IDS = {"currency": "/m6lxu4Dh5w=", "eu": "ysx6N5aQMXs=", "us": "9W/H6LC1Tao=", "apac": "x7jJR5Vz9tU="}
-
-Records = dict[str, tuple[bytes, StatsRecord]]
-
-
-def _apache_records(table: Path, partition: str) -> Records:
-    """The latest value of each key of a metadata partition: its HFile data blocks in instant order, records of
-    one key merged as Hudi merges them."""
-    blocks = [block for log in sorted((table / ".hoodie" / "metadata" / partition).glob(".*.log.*"))
-              for block in iter_log_blocks(log.read_bytes(), str(log))
-              if block.block_type == BlockType.HFILE_DATA_BLOCK]
-    latest: Records = {}
-    for block in sorted(blocks, key=lambda b: b.instant_time or ""):
-        reader = HFileReader(block.content)
-        items = list(reader.items())
-        for (key, value), record in zip(items, decode_records([v for _, v in items], reader.schema()), strict=True):
-            older = latest.get(key.decode())
-            latest[key.decode()] = (value, record if older is None else merge_ranges(older[1], record))
-    return latest
-
 
 @pytest.fixture(params=TABLES)
 def apache(request: pytest.FixtureRequest, fixture_table: Callable[[str], str]) -> Iterator[Path]:

@@ -9,9 +9,11 @@ pyhudi and hudi-rs. A query whose filter the ranges rule out skips files and par
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.apache_stats import apache_records
 from support.oracles import hudi_rs_read
 from support.v8_writes import HISTORY, VERSIONS, apply_write, id_to_ts, options, record_id, rows
 
@@ -21,11 +23,12 @@ from hudi_py_source.read import plan
 from hudi_py_source.read.predicates import Predicate
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.column_stats import COLUMN_STATS_PARTITION, ColumnStatsIndex
-from hudi_py_source.table.column_stats_records import ColumnRange
+from hudi_py_source.table.column_stats_records import ColumnRange, decode_records
 from hudi_py_source.table.hoodie_table import HoodieTable
+from hudi_py_source.table.metadata_records import RECORD_SCHEMA_JSON
 from hudi_py_source.table.partition_stats import PARTITION_STATS_PARTITION, PartitionStatsIndex
 from hudi_py_source.table.properties import TableProperties
-from hudi_py_source.write import partition_stats_changes
+from hudi_py_source.write import column_stats_changes, partition_stats_changes
 
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
 STATS = {"hoodie.metadata.index.column.stats.enable": "true", "hoodie.metadata.compact.max.delta.commits": "3",
@@ -171,3 +174,29 @@ def test_a_merge_on_read_slice_is_judged_by_its_base_and_log_files(tmp_path: Pat
     unjudged = plan.prune_slices(hoodie.storage, slices, [Predicate("<", "ts", 0)], plan.full_schema(schema), None,
                                  True, plan._column_stats(hoodie), judge_logs=False)
     assert [bool(s.log_files) for s in unjudged] == [True]
+
+
+def test_apaches_column_and_partition_stats_are_rebuilt_byte_for_byte(fixture_table: Callable[[str], str]) -> None:
+    """Apache Hudi 1.x's merge-on-read v9 table with log files (one of deletes only): the column stats of every
+    latest base and log file and the partition stats pyhudi computes are Apache's records, byte for byte."""
+    path = fixture_table("mor/avro/v9_timebasedkeygen_nonhivestyle")
+    table = HoodieTable.load(Storage(path))
+    assert any(s.log_files for s in table.fs_view().latest_file_slices())
+    for partition, change in (("column_stats", column_stats_changes.entries_of_table(table)),
+                              ("partition_stats", partition_stats_changes.entries_of_table(table))):
+        theirs = apache_records(Path(path), partition)
+        ours = dict(zip(change.keys.to_pylist(), change.values.to_pylist(), strict=True))
+        assert ours == {key: value for key, (value, _) in theirs.items()}, partition
+
+
+def test_version_8_stats_are_v1_records_with_apaches_values(fixture_table: Callable[[str], str]) -> None:
+    """On version 8 Apache Hudi 1.x writes V1 records (no value type); pyhudi's decode to Apache's values (its
+    older record schema has no valueType field, so the bytes differ by that field)."""
+    path = fixture_table("quickstart_trips_table/mor/avro/v8_trips_8i3u1d")
+    table = HoodieTable.load(Storage(path))
+    for partition, change in (("column_stats", column_stats_changes.entries_of_table(table)),
+                              ("partition_stats", partition_stats_changes.entries_of_table(table))):
+        theirs = apache_records(Path(path), partition)
+        ours = dict(zip(change.keys.to_pylist(), decode_records(change.values.to_pylist(), RECORD_SCHEMA_JSON),
+                        strict=True))
+        assert ours and ours == {key: theirs[key][1] for key in ours}, partition
