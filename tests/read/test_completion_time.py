@@ -3,9 +3,8 @@
 Hudi 1.x ranges incremental queries over completion times: (begin, end] holds the commits that completed after
 begin and up to end, and their records are those whose `_hoodie_commit_time` (a requested time) is one of them.
 Time travel as of an instant reads the commits requested up to it, with log files cut into slices by when they
-completed. For every v8/v9 fixture the incremental answer over every pair of points (each commit's requested
-and completion times, one point before the first and one after the last, and the open end) and the time-travel
-answer at every point are compared with hudi-rs's, row for row.
+completed. Every v8/v9 fixture's answers over every range and at every point are compared with hudi-rs's in
+test_completion_time_matrix.py; this file's tests look at particular commits and at out-of-order completion.
 
 Apache Hudi's fixtures complete their commits in order. Out-of-order completion (a writer that started first
 and finished last) is made here by renaming a completed instant's file to a later completion time. Where
@@ -28,8 +27,37 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pytest
 from apache_hudi.client import run_apache_hudi
-from hudi import HudiQueryType, HudiReadOptions, HudiTable, HudiTableBuilder
-from support.fixture_tables import fixture_zip, fixtures_dir, unzip_table
+from support.completion_time import (
+    AFTER,
+    BEFORE,
+    BEGIN,
+    COMPACTION,
+    D1,
+    D2,
+    D2_DONE,
+    D3,
+    D4,
+    D4_DONE,
+    D5,
+    D6,
+    D6_DONE,
+    END,
+    NO_META_FIELDS,
+    RIDER_F,
+    RIDER_G,
+    RIDER_J,
+    TRIPS,
+    V6_ANSWERS,
+    assert_incremental_like_hudi_rs,
+    assert_time_travel_like_hudi_rs,
+    complete_later,
+    hudi_rs,
+    hudi_rs_answer,
+    incremental_options,
+    keys,
+    points,
+)
+from support.fixture_tables import fixture_zip, unzip_table
 
 from hudi_py_source import Table
 from hudi_py_source.errors import HoodieConfigError
@@ -40,129 +68,7 @@ from hudi_py_source.table.hoodie_table import HoodieTable
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-BEFORE, AFTER = "19700101000000000", "99991231235959999"
-BEGIN, END = "hoodie.datasource.read.begin.instanttime", "hoodie.datasource.read.end.instanttime"
-TRIPS = "quickstart_trips_table/mor/avro/v8_trips_8i3u1d"
-V8_V9 = [
-    "cow/v8_complexkeygen_hivestyle",
-    "cow/v8_empty",
-    "cow/v8_nonpartitioned",
-    "cow/v8_simplekeygen_nonhivestyle",
-    "cow/v9_txns_simple_overwrite",
-    "mor/avro/v9_nonpartitioned_rollback",
-    pytest.param("cow/v9_txns_simple_nometa", marks=pytest.mark.slow),
-    pytest.param("cow/v9_txns_complex_nometa", marks=pytest.mark.slow),
-    pytest.param("cow/v9_txns_nonpart_nometa", marks=pytest.mark.slow),
-    pytest.param("mor/avro/v9_txns_simple_nometa", marks=pytest.mark.slow),
-    pytest.param("mor/avro/v9_txns_complex_nometa", marks=pytest.mark.slow),
-    pytest.param("mor/avro/v9_txns_nonpart_nometa", marks=pytest.mark.slow),
-    "cow/v9_timebasedkeygen_nonhivestyle",
-    "mor/avro/v9_timebasedkeygen_nonhivestyle",
-    "cow/v9_timebasedkeygen_epochmillis",
-    "cow/v9_timebasedkeygen_unixtimestamp",
-    "mor/avro/v9_txns_simple_overwrite",
-    TRIPS,
-    pytest.param("cow/v9_txns_simple_meta", marks=pytest.mark.slow),
-    pytest.param("mor/avro/v9_txns_simple_meta", marks=pytest.mark.slow),
-]
-NO_META_FIELDS = "cow/v8_simplekeygen_hivestyle_no_metafields"
-V6_ANSWERS = fixtures_dir() / "completion_time" / "v6_answers.json"
-
-# v8_trips_8i3u1d's commits (requested time, completion time): d1 inserts 8 trips, d2 updates rider-A, d3 deletes
-# rider-F, d4 updates rider-J, d5 deletes rider-J, then a compaction, then d6 updates rider-G.
-D1, D2, D3 = "20251220210108078", "20251220210123755", "20251220210125441"
-D4, D5, D6 = "20251220210127080", "20251220210128625", "20251220210130911"
-D2_DONE, D4_DONE, D6_DONE = "20251220210124336", "20251220210127601", "20251220210131755"
-COMPACTION = "20251220210129235"
-RIDER_F, RIDER_G = "e3cf430c-889d-4015-bc98-59bdce1e530c", "7a84095f-737f-40bc-b62f-6b69664712d2"
-RIDER_J = "c8abbe79-8d89-47ea-b4ce-4d224bae5bfa"
-
-
-# --- answers -------------------------------------------------------------------------------------
-
-def hudi_rs(url: str) -> HudiTable:
-    return HudiTableBuilder.from_base_uri(url).build()
-
-
-def incremental_options(begin: str, end: str | None) -> HudiReadOptions:
-    options = HudiReadOptions().with_query_type(HudiQueryType.Incremental).with_start_timestamp(begin)
-    return options if end is None else options.with_end_timestamp(end)
-
-
-def hudi_rs_answer(url: str, begin: str, end: str) -> pa.Table:
-    """hudi-rs's incremental answer over (begin, end], which holds rows."""
-    return pa.concat_tables([pa.Table.from_batches([b]) for b in hudi_rs(url).read(incremental_options(begin, end))])
-
-
-def assert_same_rows(ours: pa.Table, batches: list[pa.RecordBatch], what: str) -> None:
-    """Our answer has exactly hudi-rs's rows (any order). hudi-rs leaves out the meta columns of a table without
-    meta fields, where ours are null: those are checked null and left out."""
-    if not batches:
-        assert ours.num_rows == 0, what
-        return
-    theirs = pa.concat_tables([pa.Table.from_batches([b]) for b in batches], promote_options="permissive")
-    if "_hoodie_commit_time" not in theirs.column_names:
-        assert set(ours.column("_hoodie_record_key").to_pylist()) <= {None}, what
-        ours = ours.select(theirs.column_names)
-    assert ours.column_names == theirs.column_names, what
-    assert sorted(map(repr, ours.to_pylist())) == sorted(map(repr, theirs.cast(ours.schema).to_pylist())), what
-
-
-def points(url: str) -> list[str]:
-    """Before the first commit, every completed write's requested and completion times, after the last."""
-    timeline = HoodieTable.load(Storage(url)).timeline
-    times = {t for i in timeline.completed_commits() for t in (i.timestamp, timeline.completion_time(i))}
-    return [BEFORE, *sorted(times), AFTER]
-
-
-def ranges(url: str) -> list[tuple[str, str | None]]:
-    """Every (begin, end) with begin <= end among the points, and every begin with the open end."""
-    marks = points(url)
-    return [(b, e) for i, b in enumerate(marks) for e in [*marks[i:], None]]
-
-
-def assert_incremental_like_hudi_rs(url: str) -> int:
-    """The incremental matrix against hudi-rs; the number of ranges compared."""
-    ours, theirs = Table(url), hudi_rs(url)
-    compared = ranges(url)
-    for begin, end in compared:
-        assert_same_rows(ours.read_incremental(begin, end), theirs.read(incremental_options(begin, end)),
-                         f"incremental ({begin}, {end}]")
-    return len(compared)
-
-
-def assert_time_travel_like_hudi_rs(url: str) -> int:
-    ours, theirs = Table(url), hudi_rs(url)
-    marks = points(url)
-    for as_of in marks:
-        assert_same_rows(ours.read(as_of=as_of), theirs.read(HudiReadOptions().with_as_of_timestamp(as_of)),
-                         f"as of {as_of}")
-    return len(marks)
-
-
-def keys(table: pa.Table) -> list[tuple[str, str]]:
-    return sorted(zip(table.column("_hoodie_commit_time").to_pylist(), table.column("_hoodie_record_key").to_pylist()))
-
-
-def complete_later(url: str, requested: str, completion: str) -> None:
-    """Make the completed instant requested at `requested` complete at `completion` instead (its completed
-    file renamed), as a writer that finished later would have left it."""
-    folder = Path(url) / ".hoodie" / "timeline"
-    [done] = [p for p in folder.iterdir() if p.name.startswith(f"{requested}_")]
-    done.rename(folder / f"{requested}_{completion}.{done.name.split('.', 1)[1]}")
-
-
 # --- v8/v9 against hudi-rs -------------------------------------------------------------------------
-
-@pytest.mark.parametrize("name", V8_V9)
-def test_incremental_over_every_range_equals_hudi_rs(fixture_table: Callable[[str], str], name: str) -> None:
-    assert assert_incremental_like_hudi_rs(fixture_table(name)) >= 3
-
-
-@pytest.mark.parametrize("name", [*V8_V9, NO_META_FIELDS])
-def test_time_travel_at_every_point_equals_hudi_rs(fixture_table: Callable[[str], str], name: str) -> None:
-    assert assert_time_travel_like_hudi_rs(fixture_table(name)) >= 2
-
 
 def test_ranges_between_requested_times_hold_what_completed_in_them(fixture_table: Callable[[str], str]) -> None:
     """Issue 16's symptom: the first commit completed after it was requested and before the last was, the last
