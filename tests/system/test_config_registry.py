@@ -143,9 +143,6 @@ def test_pinned_options_accept_only_what_pyhudi_behaves_as() -> None:
 REFUSALS = [
     ("hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled", "true",
      "pyhudi's key generators print timestamp key values as epoch microseconds"),
-    ("hoodie.metadata.index.partition.stats.enable", "true",
-     "pyhudi does not write the partition_stats partition yet"),
-    ("hoodie.metadata.index.bloom.filter.enable", "true", "pyhudi does not write the bloom_filters partition yet"),
     ("hoodie.table.base.file.format", "ORC", "pyhudi writes parquet base files"),
     ("hoodie.table.base.file.format", "hfile", "pyhudi writes parquet base files"),
     ("hoodie.parquet.compression.ratio", "0.2",

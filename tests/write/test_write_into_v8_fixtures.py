@@ -35,15 +35,12 @@ WITHOUT_METADATA_TABLE = [
     "mor/avro/v9_txns_complex_nometa",
     "mor/avro/v9_txns_nonpart_nometa",
 ]
-# Metadata tables with a partition pyhudi does not write but may remove (partition_stats), and with secondary
-# indexes, which only Apache Hudi drops.
+# Metadata tables with a record index, column stats and partition stats, which pyhudi keeps in step; and with
+# secondary indexes, which it reads but does not keep (a write is refused).
 WITH_METADATA_TABLE = [
     "cow/v9_txns_simple_overwrite",
     "mor/avro/v9_txns_simple_overwrite",
 ]
-# This one holds a key twice (Apache Hudi's INSERT into a new file group, small.file.limit=0): the write sequence's
-# delete removes one copy, where its model expects the key gone. It still tests the refusal.
-UNKEPT_ONLY = [*WITH_METADATA_TABLE, "cow/v9_timebasedkeygen_nonhivestyle"]
 WITH_SECONDARY_INDEX = [
     "cow/v9_txns_simple_meta",
     "mor/avro/v9_txns_simple_meta",
@@ -137,34 +134,33 @@ def test_writes_keep_an_apache_written_metadata_table_in_step(fixture_table, nam
     assert _by_key(Table(path).read({"hoodie.pyhudi.read.metadata.listing": "true"}), props) == expected
 
 
-@pytest.mark.parametrize("name", UNKEPT_ONLY + WITH_SECONDARY_INDEX)
+@pytest.mark.parametrize("name", WITH_SECONDARY_INDEX)
 def test_write_into_metadata_partitions_pyhudi_does_not_keep_refused(fixture_table, name: str) -> None:
+    """A secondary index (which pyhudi reads but does not keep in step) refuses a write and changes nothing."""
     path = fixture_table(name)
     files = {p: p.read_bytes() for p in Path(path).rglob("*") if p.is_file()}
     props = TableProperties.load(Storage(path))
     table = Table(path)
     row = _data(table.read().slice(0, 1))
-    secondary = name in WITH_SECONDARY_INDEX
     with pytest.raises(HoodieTableError, match="its metadata table has partitions pyhudi does not keep in step, so "
-                       "readers using them would miss the change .*" +
-                       ("drop it with Apache Hudi \\(DROP INDEX\\)" if secondary else
-                        "partition_stats: set hoodie.metadata.index.partition.stats.enable=false to remove it")):
-        table.write(row, {**_options(props, "upsert"), **(DROP_UNKEPT if secondary else {})})
+                       "readers using them would miss the change .*drop it with Apache Hudi \\(DROP INDEX\\)"):
+        table.write(row, {**_options(props, "upsert"), **DROP_UNKEPT})
     assert {p: p.read_bytes() for p in Path(path).rglob("*") if p.is_file()} == files
 
 
 @pytest.mark.parametrize("name", WITH_METADATA_TABLE)
 def test_writes_keep_an_apache_written_record_index_and_column_stats_in_step(fixture_table, name: str) -> None:
     """The upserts and the delete find their keys through the record index Apache Hudi built, which pyhudi then
-    keeps in step with its column stats: no key is duplicated, the index places every live key where a snapshot
-    finds it, and every base file's column stats equal its footer's ranges."""
+    keeps in step with its column and partition stats: no key is duplicated, the index places every live key where
+    a snapshot finds it, every file's column stats equal its own ranges and every partition's stats cover its
+    files'."""
     path = fixture_table(name)
     props = TableProperties.load(Storage(path))
     assert {"record_index", "column_stats"} <= set(props.metadata_partitions)
-    expected, after = _write_sequence(path, {"hoodie.metadata.index.partition.stats.enable": "false",
-                                             "hoodie.index.type": "RECORD_INDEX"})
+    expected, after = _write_sequence(path, {"hoodie.index.type": "RECORD_INDEX"})
     assert _by_key(after, props) == expected
     assert after.num_rows == len(expected)
     assert_reads_like_hudi_rs(after, path)
-    assert TableProperties.load(Storage(path)).metadata_partitions == ["column_stats", "files", "record_index"]
+    assert sorted(TableProperties.load(Storage(path)).metadata_partitions) == [
+        "column_stats", "files", "partition_stats", "record_index"]
     assert Table(path).validate_metadata() == []
