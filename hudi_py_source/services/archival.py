@@ -421,11 +421,15 @@ def archive(storage: Storage, options: dict[str, Any] | HoodieConfig | None = No
     cfg = _config(options)
     validate_archival_config(cfg)
     table = HoodieTable.load(storage)
-    if table.props.layout_version >= 2:
-        archived = _archive_into_lsm(table, cfg)
-        if has_metadata_table(table.props):
-            _archive_metadata_table(storage, cfg)
-        return archived
+    archived = _archive_into_lsm(table, cfg) if table.props.layout_version >= 2 else _archive_layout_1(table, cfg)
+    if has_metadata_table(table.props):
+        _archive_metadata_table(storage, cfg)
+    return archived
+
+
+def _archive_layout_1(table: HoodieTable, cfg: HoodieConfig) -> list[str]:
+    """Timeline layout 1 (table version 6): into `.hoodie/archived` files of Avro blocks (J6 0.14)."""
+    storage = table.storage
     folder = archive_folder(table.props.archive_folder)
     merge = cfg.get(ARCHIVE_MERGE_ENABLE)
     if merge:
@@ -444,7 +448,8 @@ def archive(storage: Storage, options: dict[str, Any] | HoodieConfig | None = No
 
 
 def _archive_metadata_table(storage: Storage, cfg: HoodieConfig) -> None:
-    """The metadata table's own timeline, archived with Hudi's bounds for it (keep 20 to 30 commits) and never
+    """The metadata table's own timeline (in its layout: the LSM timeline, or archive files on version 6, as Hudi
+    0.x archives it), archived with Hudi's bounds for it (keep 20 to 30 commits) and never
     past the deltacommits its latest compaction has not taken in (`_metadata_bound`); looked at only when it holds
     more than 30 (a run interrupted before is finished by the next one that is due)."""
     mdt_cfg = HoodieConfig({KEEP_MIN_COMMITS.key: METADATA_KEEP_MIN_COMMITS,
@@ -453,7 +458,10 @@ def _archive_metadata_table(storage: Storage, cfg: HoodieConfig) -> None:
                             COMPACT_MAX_DELTA_COMMITS.key: cfg.get(METADATA_COMPACT_MAX_DELTA_COMMITS)})
     mdt = HoodieTable.load(metadata_storage(storage))
     if len(mdt.timeline.completed_commits()) > METADATA_KEEP_MAX_COMMITS:
-        _archive_into_lsm(mdt, mdt_cfg)
+        if mdt.props.layout_version >= 2:
+            _archive_into_lsm(mdt, mdt_cfg)
+        else:
+            _archive_layout_1(mdt, mdt_cfg)
 
 
 def _delete_markers(storage: Storage, chosen: list[Instant]) -> None:

@@ -215,21 +215,25 @@ def test_metadata_rows_of_a_nonpartitioned_table(tmp_path: Path) -> None:
     assert sorted(hudi_rs_read(path).column("id").to_pylist()) == ["a", "b", "c"]
 
 
-def test_the_metadata_timeline_is_archived_too(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [6, 9])
+def test_the_metadata_timeline_is_archived_too(tmp_path: Path, version: int) -> None:
     """Forty upserts: the data timeline archives beyond keep.max (30), and so does the metadata table's (Hudi's
-    20 to 30), each stopping where the metadata table's latest compaction stops; the table stays in step."""
+    20 to 30; into the LSM timeline on version 9, into `.hoodie/archived` files on version 6 as Hudi 0.x does),
+    each stopping where the metadata table's latest compaction stops; the table stays in step."""
     path = str(tmp_path / "t")
     model: dict[str, int] = {}
     for n in range(40):
         ids = [n % 7, 100 + n]
-        Table(path).write(rows(ids, n + 1), {**options("upsert", 9), **METADATA})
+        Table(path).write(rows(ids, n + 1), {**options("upsert", version), **METADATA})
         apply_write(model, "upsert", ids, n + 1, {})
+    history = ".hoodie/timeline/history" if version >= 8 else ".hoodie/archived"
+    archived = (lambda f: f.name.endswith(".parquet")) if version >= 8 else (lambda f: ".commits_.archive." in f.name)
     mdt = HoodieTable.load(Storage(path).within(".hoodie/metadata"))
-    assert [f for f in mdt.storage.list(".hoodie/timeline/history") if f.name.endswith(".parquet")]
+    assert [f for f in mdt.storage.list(history) if archived(f)]
     assert len(mdt.timeline.completed_commits()) <= 30
     compaction = [i for i in mdt.timeline.completed() if i.action == COMMIT][-1]
     data = HoodieTable.load(Storage(path)).timeline
-    assert [f for f in Storage(path).list(".hoodie/timeline/history") if f.name.endswith(".parquet")]
+    assert [f for f in Storage(path).list(history) if archived(f)]
     assert len(data.completed_commits()) <= 30
     assert data.completed_commits()[0].timestamp < compaction.timestamp
     assert mdt.timeline.completed_commits()[0].timestamp < compaction.timestamp
