@@ -185,14 +185,15 @@ class KeyedPartition:
             yield self._base(file_slice.base_file, asked)
         scan = LogScan(self.valid, self.completed, self.start)
         known: dict[tuple[str, int], DecodedFile] = {}
-        read: list[tuple[StoredFile, list[LogBlock]]] = []
+        digests: dict[tuple[str, int], bytes] = {}
+        read: list[tuple[StoredFile, str, list[LogBlock]]] = []
         for log in file_slice.log_files:
             path, stored = f"{METADATA_FOLDER}/{log.path}", self._stored(log)
             blocks, decoded = _known_log(stored)
             if blocks is None:
                 blocks = list(read_log_file(self.mdt, log.path))
                 if stored is not None:
-                    read.append((stored, blocks))
+                    read.append((stored, path, blocks))
             known.update({(path, offset): file for offset, file in decoded.items()})
             for block in blocks:
                 scan.add(path, log.base_instant, block)
@@ -202,10 +203,10 @@ class KeyedPartition:
             elif (path, block.offset) in known:
                 yield known[path, block.offset]
             else:
-                yield _hfile(content_digest(block.content), block.content,
-                             f"{path} (HFile data block at byte offset {block.offset})", asked)
-        for stored, blocks in read:
-            _name_log(stored, blocks)
+                digest = digests[path, block.offset] = content_digest(block.content)
+                yield _hfile(digest, block.content, f"{path} (HFile data block at byte offset {block.offset})", asked)
+        for stored, path, blocks in read:
+            _name_log(stored, blocks, {offset: digest for (at, offset), digest in digests.items() if at == path})
 
     def slice_values(self, file_slice: FileSlice, keys: pa.Array) -> tuple[np.ndarray, pa.Array]:
         """(rows of `keys` the file group holds, their values in pyhudi's schema)."""
@@ -281,10 +282,11 @@ def _known_log(stored: StoredFile | None) -> tuple[list[LogBlock] | None, dict[i
     return list(known.blocks), decoded
 
 
-def _name_log(stored: StoredFile, blocks: list[LogBlock]) -> None:
+def _name_log(stored: StoredFile, blocks: list[LogBlock], digested: dict[int, bytes]) -> None:
     """Name a log file just read in DECODED_FILES when each of its HFiles is kept decoded (none damaged): its
-    blocks, the HFiles' bytes left out."""
-    digests = {b.offset: content_digest(b.content) for b in blocks if b.block_type == BlockType.HFILE_DATA_BLOCK}
+    blocks, the HFiles' bytes left out. `digested`: the digests of its blocks already taken, by offset."""
+    digests = {b.offset: digested.get(b.offset) or content_digest(b.content)
+               for b in blocks if b.block_type == BlockType.HFILE_DATA_BLOCK}
     if any(b.is_corrupt for b in blocks) or any(DECODED_FILES.get(d) is None for d in digests.values()):
         return
     DECODED_FILES.name(stored, KnownLog(tuple(replace(b, content=b"") if b.offset in digests else b for b in blocks),
