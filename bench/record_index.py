@@ -26,7 +26,7 @@ from run import OPTIONS
 from scale import _batch, _truth
 
 from hudi_py_source import Table
-from hudi_py_source.table.keyed_partition import DECODED_FILES
+from hudi_py_source.table.decoded_files import DECODED_FILES
 
 
 def _upsert(path: str, upsert_table: pa.Table, options: dict[str, str], base_table: pa.Table) -> tuple[float, bool]:

@@ -19,7 +19,7 @@ tests/system/test_layers.py reads this picture and checks the code against it.
         the indexes that find a key's file group; query planning and reading
     table: table.hoodie_table table.mdt table.keyed_partition table.record_index table.column_stats
         + table.partition_stats table.bloom_filters table.fs_view table.file_listing table.table_version
-        + table.index_definitions table.secondary_index
+        + table.index_definitions table.secondary_index table.decoded_files table.key_search
         + timeline.service_plans
         a table loaded: properties, timeline, its files (listed from storage, or from the metadata table when
         asked) and file-system view, the file groups pending services hold, the table version a write writes
@@ -27,8 +27,8 @@ tests/system/test_layers.py reads this picture and checks the code against it.
         the active and archived timeline, instants and their metadata; the table's own metadata files
     formats: io.* merge.* keygen table table.file_names table.file_group_id table.*_records
         parquet, Avro and log file formats; payload merging; record keys; file names and ids
-    foundation: errors storage config joda
-        the error family, the one storage layer, the typed option registry, Hudi's date formats
+    foundation: errors storage config joda lru
+        the error family, the one storage layer, the typed option registry, Hudi's date formats, a bounded cache
 """
 
 from .errors import (

@@ -26,6 +26,7 @@ class BaseFile:
     instant_time: str
     write_token: str
     size: int
+    mtime: float = field(default=0.0, compare=False)
 
     @property
     def name(self) -> str:
@@ -41,6 +42,7 @@ class LogFile:
     write_token: str | None
     size: int
     suffix: str = ""
+    mtime: float = field(default=0.0, compare=False)
 
     @property
     def name(self) -> str:
@@ -150,12 +152,13 @@ class FileSystemView:
             if base is not None:
                 if vis.places(base.instant_time):
                     bases[base.file_id][base.instant_time] = BaseFile(
-                        _rel(partition, info.name), base.file_id, base.instant_time, base.write_token, info.size)
+                        _rel(partition, info.name), base.file_id, base.instant_time, base.write_token, info.size,
+                        info.mtime)
                 continue
             log = parse_log_file_name(info.name)
             if log is not None and log.extension == "log":
                 logs[log.file_id].append(LogFile(_rel(partition, info.name), log.file_id, log.base_instant,
-                                                 log.version, log.write_token, info.size, log.suffix))
+                                                 log.version, log.write_token, info.size, log.suffix, info.mtime))
         groups: dict[str, FileGroup] = {}
         for file_id in sorted(set(bases) | set(logs)):
             slices = self._slices(partition, file_id, bases.get(file_id, {}), logs.get(file_id, []), vis)

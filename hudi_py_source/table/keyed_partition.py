@@ -9,12 +9,9 @@ HFILE_DATA_BLOCKs (records put) and DELETE_BLOCKs (keys removed), which count as
 
 from __future__ import annotations
 
-import hashlib
 import io
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Self
 
 import fastavro
@@ -24,11 +21,12 @@ import pyarrow.compute as pc
 
 from ..errors import HoodieCorruptedDataError, HoodieTableError
 from ..io.hfile import HFileReader
-from ..io.log_blocks import BlockType, decode_delete_block
+from ..io.log_blocks import BlockType, LogBlock, decode_delete_block
 from ..io.log_format import read_log_file
 from ..storage import Storage
 from ..timeline.active import ActiveTimeline
-from .fs_view import FileSlice, FileSystemView
+from .decoded_files import DECODED_FILES, SETTLE_SECONDS, DecodedFile, KnownLog, StoredFile, content_digest
+from .fs_view import BaseFile, FileSlice, FileSystemView, LogFile
 from .mdt import METADATA_FOLDER, LogScan, metadata_storage, parsed_schema, valid_instants
 from .metadata_records import RECORD_SCHEMA, RECORD_SCHEMA_JSON
 from .properties import TableProperties
@@ -135,80 +133,9 @@ class _Found:
         return rows, values.take(pa.array(self.current[rows]))
 
 
-@dataclass(frozen=True)
-class DecodedFile:
-    """A record-index HFile decoded whole: its keys (in file order), and their values (pyhudi's schema)
-    dictionary-encoded, as an index of a few distinct locations per key."""
-
-    sorted_keys: pa.LargeBinaryArray
-    values: pa.DictionaryArray
-
-    @classmethod
-    def of(cls, keys: pa.Array, values: pa.Array) -> DecodedFile:
-        return cls(keys.cast(pa.large_binary()), values.cast(pa.large_binary()).dictionary_encode())
-
-    @classmethod
-    def read(cls, reader: HFileReader) -> DecodedFile:
-        keys = reader.keys()
-        rows, values = reader.lookup(keys)
-        return cls.of(keys.take(pa.array(rows)), normalized_values(reader, values))
-
-    def lookup(self, keys: pa.Array) -> tuple[np.ndarray, pa.Array]:
-        """As HFileReader.lookup, over the decoded arrays (a hash lookup, no block decoded)."""
-        at = pc.fill_null(pc.index_in(keys, value_set=self.sorted_keys), -1).to_numpy()
-        rows = np.flatnonzero(at >= 0)
-        taken = self.values.take(pa.array(at[rows]))
-        return rows, taken.dictionary.take(taken.indices)
-
-    def keys(self) -> pa.LargeBinaryArray:
-        return self.sorted_keys
-
-    def __len__(self) -> int:
-        return len(self.sorted_keys)
-
-
-def content_digest(data: bytes) -> bytes:
-    """What identifies a decoded file: its bytes' digest (a rebuilt index reuses names, and sizes may match)."""
-    return hashlib.blake2b(data, digest_size=16).digest()
-
-
-class _DecodedFiles:
-    """HFiles of record indexes (base files, log blocks) decoded whole, by the digest of their bytes. An upsert
-    of many keys decodes (nearly) every block of every HFile anyway; keeping them lets the next write of the same
-    process (a streaming job, a notebook, a reused Spark worker) read the files but decode only what was written
-    since, and the writer of an HFile keeps what it wrote. Bounded by entries, least recently used first out."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self._files: OrderedDict[bytes, DecodedFile] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: bytes) -> DecodedFile | None:
-        with self._lock:
-            found = self._files.get(key)
-            if found is not None:
-                self._files.move_to_end(key)
-            return found
-
-    def put(self, key: bytes, decoded: DecodedFile) -> None:
-        if len(decoded) > self.capacity:
-            return
-        with self._lock:
-            self._files[key] = decoded
-            while sum(len(f) for f in self._files.values()) > self.capacity:
-                self._files.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._files.clear()
-
-
 # A base file is decoded whole once the keys asked of it are at least this many per data block: most blocks hold
 # one then, and the decoded file serves the next lookups too.
 WHOLE_FILE_KEYS_PER_BLOCK = 1
-# About 25 bytes an entry (keys of ~11 bytes, their offsets, a 4-byte location code): some 500 MB at most.
-DECODED_FILES = _DecodedFiles(capacity=20_000_000)
-
 
 class KeyedPartition:
     """A metadata partition of keyed records (the record index, column stats), as of the metadata table's
@@ -237,6 +164,8 @@ class KeyedPartition:
         self.valid = valid
         self.completed = completed
         self.start = start
+        newest = max((f.mtime for s in self.slices for f in _files(s)), default=0.0)
+        self.settled = newest - SETTLE_SECONDS
 
     @classmethod
     def load_partition(cls, storage: Storage, props: TableProperties, data_timeline: ActiveTimeline,
@@ -256,20 +185,55 @@ class KeyedPartition:
         return cls(mdt, partition, slices, valid_instants(data_timeline, timeline), completed,
                    timeline.timeline_start())
 
+    def _stored(self, file: BaseFile | LogFile) -> StoredFile | None:
+        """The name `file` is kept by in DECODED_FILES: none unless settled in this listing (`decoded_files`)."""
+        if not file.mtime or file.mtime > self.settled:
+            return None
+        return self.mdt.url(file.path), file.size, file.mtime
+
+    def _base(self, base: BaseFile, asked: int) -> HFileReader | DecodedFile:
+        """The slice's base HFile: found by its name when read before, else read (and named once decoded)."""
+        stored = self._stored(base)
+        digest = DECODED_FILES.named(stored) if stored is not None else None
+        decoded = DECODED_FILES.get(digest) if isinstance(digest, bytes) else None
+        if decoded is not None:
+            return decoded
+        data = self.mdt.read_bytes(base.path)
+        digest = content_digest(data)
+        source = _hfile(digest, data, f"{METADATA_FOLDER}/{base.path}", asked)
+        if stored is not None and isinstance(source, DecodedFile):
+            DECODED_FILES.name(stored, digest)
+        return source
+
     def _sources(self, file_slice: FileSlice, asked: int) -> Iterator[HFileReader | DecodedFile | pa.Array]:
-        """The slice's base HFile, then its log blocks that count: HFiles of puts, arrays of deleted keys."""
+        """The slice's base HFile, then its log blocks that count: HFiles of puts, arrays of deleted keys. A log
+        file named in DECODED_FILES is not read; one read is named once its HFiles are all decoded."""
         if file_slice.base_file is not None:
-            path = file_slice.base_file.path
-            yield _hfile(self.mdt.read_bytes(path), f"{METADATA_FOLDER}/{path}", asked)
+            yield self._base(file_slice.base_file, asked)
         scan = LogScan(self.valid, self.completed, self.start)
+        known: dict[tuple[str, int], DecodedFile] = {}
+        digests: dict[tuple[str, int], bytes] = {}
+        read: list[tuple[StoredFile, str, list[LogBlock]]] = []
         for log in file_slice.log_files:
-            for block in read_log_file(self.mdt, log.path):
-                scan.add(f"{METADATA_FOLDER}/{log.path}", log.base_instant, block)
+            path, stored = f"{METADATA_FOLDER}/{log.path}", self._stored(log)
+            blocks, decoded = _known_log(stored)
+            if blocks is None:
+                blocks = list(read_log_file(self.mdt, log.path))
+                if stored is not None:
+                    read.append((stored, path, blocks))
+            known.update({(path, offset): file for offset, file in decoded.items()})
+            for block in blocks:
+                scan.add(path, log.base_instant, block)
         for path, block in scan.kept:
             if block.block_type == BlockType.DELETE_BLOCK:
                 yield decode_delete_block(block).column("record_key").combine_chunks().cast(pa.string())
+            elif (path, block.offset) in known:
+                yield known[path, block.offset]
             else:
-                yield _hfile(block.content, f"{path} (HFile data block at byte offset {block.offset})", asked)
+                digest = digests[path, block.offset] = content_digest(block.content)
+                yield _hfile(digest, block.content, f"{path} (HFile data block at byte offset {block.offset})", asked)
+        for stored, path, blocks in read:
+            _name_log(stored, blocks, {offset: digest for (at, offset), digest in digests.items() if at == path})
 
     def slice_values(self, file_slice: FileSlice, keys: pa.Array) -> tuple[np.ndarray, pa.Array]:
         """(rows of `keys` the file group holds, their values in pyhudi's schema)."""
@@ -309,20 +273,51 @@ class KeyedPartition:
         return pc.take(keys, pc.sort_indices(keys)).cast(pa.string())
 
 
-def _hfile(data: bytes, where: str, asked: int) -> HFileReader | DecodedFile:
-    """An HFile of the index (a base file or a log block's): decoded whole (and kept) when `asked` keys touch most
-    of its blocks, read block by block for a few keys; kept decoded from an earlier read or its writer, whatever
-    is asked."""
-    key = content_digest(data)
-    decoded = DECODED_FILES.get(key)
+def _files(file_slice: FileSlice) -> list[BaseFile | LogFile]:
+    return [*([file_slice.base_file] if file_slice.base_file is not None else []), *file_slice.log_files]
+
+
+def _hfile(digest: bytes, data: bytes, where: str, asked: int) -> HFileReader | DecodedFile:
+    """An HFile of the index (a base file or a log block's, `digest` of its bytes): decoded whole (and kept) when
+    `asked` keys touch most of its blocks or it has none, read block by block for a few keys; kept decoded from an
+    earlier read or its writer, whatever is asked."""
+    decoded = DECODED_FILES.get(digest)
     if decoded is not None:
         return decoded
     reader = HFileReader(data, where)
-    if not reader.data_index or asked < WHOLE_FILE_KEYS_PER_BLOCK * len(reader.data_index):
+    if reader.data_index and asked < WHOLE_FILE_KEYS_PER_BLOCK * len(reader.data_index):
         return reader
-    decoded = DecodedFile.read(reader)
-    DECODED_FILES.put(key, decoded)
+    keys = reader.keys()
+    rows, values = reader.lookup(keys)
+    decoded = DecodedFile.of(keys.take(pa.array(rows)), normalized_values(reader, values))
+    DECODED_FILES.put(digest, decoded)
     return decoded
+
+
+def _known_log(stored: StoredFile | None) -> tuple[list[LogBlock] | None, dict[int, DecodedFile]]:
+    """The blocks of a log file named in DECODED_FILES and its HFiles decoded by block offset; (None, {}) when it is
+    not named, or one of its HFiles is no longer kept."""
+    known = DECODED_FILES.named(stored) if stored is not None else None
+    if not isinstance(known, KnownLog):
+        return None, {}
+    decoded = {}
+    for offset, digest in known.digests.items():
+        file = DECODED_FILES.get(digest)
+        if file is None:
+            return None, {}
+        decoded[offset] = file
+    return list(known.blocks), decoded
+
+
+def _name_log(stored: StoredFile, blocks: list[LogBlock], digested: dict[int, bytes]) -> None:
+    """Name a log file just read in DECODED_FILES when each of its HFiles is kept decoded (none damaged): its
+    blocks, the HFiles' bytes left out. `digested`: the digests of its blocks already taken, by offset."""
+    digests = {b.offset: digested.get(b.offset) or content_digest(b.content)
+               for b in blocks if b.block_type == BlockType.HFILE_DATA_BLOCK}
+    if any(b.is_corrupt for b in blocks) or any(DECODED_FILES.get(d) is None for d in digests.values()):
+        return
+    DECODED_FILES.name(stored, KnownLog(tuple(replace(b, content=b"") if b.offset in digests else b for b in blocks),
+                                        digests))
 
 
 @dataclass

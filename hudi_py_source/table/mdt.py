@@ -22,8 +22,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +32,7 @@ from ..errors import HoodieCorruptedDataError, HoodieTableError, HoodieUnsupport
 from ..io.hfile import HFileReader
 from ..io.log_blocks import BlockType, LogBlock, decode_command_block, decode_delete_block
 from ..io.log_format import read_log_file
+from ..lru import LruCache
 from ..storage import FileInfo, Storage
 from ..timeline import avro_models
 from ..timeline.active import ActiveTimeline
@@ -222,32 +221,11 @@ def read_files_partition(storage: Storage, props: TableProperties, data_timeline
     return state
 
 
-class _MergedStates:
-    """The last few merged `files` partitions, by everything they were merged from: the metadata files (named
-    once, never rewritten: a name and size are their content) and the instants that count. A read planned again
-    on an unchanged table skips decoding the HFiles; any new deltacommit, rollback or compaction changes the key.
-    Callers only read the state."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self._states: OrderedDict[Hashable, FilesPartition] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable) -> FilesPartition | None:
-        with self._lock:
-            state = self._states.get(key)
-            if state is not None:
-                self._states.move_to_end(key)
-            return state
-
-    def put(self, key: Hashable, state: FilesPartition) -> None:
-        with self._lock:
-            self._states[key] = state
-            while len(self._states) > self.capacity:
-                self._states.popitem(last=False)
-
-
-_MERGED = _MergedStates(capacity=16)
+# The last few merged `files` partitions, by everything they were merged from: the metadata files (named once, never
+# rewritten: a name and size are their content) and the instants that count. A read planned again on an unchanged
+# table skips decoding the HFiles; any new deltacommit, rollback or compaction changes the key. Callers only read
+# the state.
+_MERGED: LruCache[Hashable, FilesPartition] = LruCache(capacity=16)
 
 
 def _named(rel: str) -> str:

@@ -26,9 +26,10 @@ from ..errors import HoodieCorruptedDataError, HoodieTableError, HoodieUnsupport
 from ..io.hfile import HFileReader, prefix_rows
 from ..storage import Storage
 from ..timeline.active import ActiveTimeline
+from .decoded_files import DecodedFile
 from .fs_view import FileSlice
 from .index_definitions import IndexDefinition
-from .keyed_partition import DecodedFile, KeyedPartition, distinct_infos, file_group_indexes, normalized_values
+from .keyed_partition import KeyedPartition, distinct_infos, file_group_indexes, normalized_values
 from .properties import TableProperties
 from .secondary_index_records import SECONDARY_INDEX_TYPE, record_keys_of, split_keys, value_prefix
 
@@ -119,8 +120,8 @@ class SecondaryIndex(KeyedPartition):
             keys, values = source.prefix_scan(prefixes)
             return keys, pc.invert(self._deleted(normalized_values(source, values)))
         if isinstance(source, DecodedFile):
-            at = pa.array(prefix_rows(source.sorted_keys, prefixes))
-            return source.sorted_keys.take(at), pc.invert(self._deleted(source.values.take(at).dictionary_decode()))
+            at = pa.array(prefix_rows(source.keys(), prefixes))
+            return source.keys().take(at), pc.invert(self._deleted(source.values.take(at).dictionary_decode()))
         return source.cast(pa.large_binary()), pa.array(np.zeros(len(source), dtype=bool))
 
     def _deleted(self, values: pa.Array) -> pa.Array:

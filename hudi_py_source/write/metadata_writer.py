@@ -62,18 +62,12 @@ from ..io.log_blocks import BlockType, HeaderKey, encode_block, encode_delete_bl
 from ..io.log_format import read_log_file, write_log_file
 from ..storage import Storage
 from ..table.column_stats import COLUMN_STATS_PARTITION
+from ..table.decoded_files import DECODED_FILES, DecodedFile, content_digest
 from ..table.file_listing import StorageListing
 from ..table.file_names import make_base_file_name, make_log_file_name, parse_log_file_name
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
-from ..table.keyed_partition import (
-    DECODED_FILES,
-    DecodedFile,
-    KeyedChange,
-    KeyedPartition,
-    content_digest,
-    file_group_indexes,
-)
+from ..table.keyed_partition import KeyedChange, KeyedPartition, file_group_indexes
 from ..table.mdt import (
     FILES_PARTITION,
     METADATA_FOLDER,

@@ -19,6 +19,7 @@ from hudi_py_source import Table
 from hudi_py_source.errors import HoodieCorruptedDataError
 from hudi_py_source.io.hfile import HFileReader
 from hudi_py_source.storage import Storage
+from hudi_py_source.table.decoded_files import DecodedFile
 from hudi_py_source.table.fs_view import FileSlice
 from hudi_py_source.table.index_definitions import (
     INDEX_DEFS_PATH,
@@ -26,7 +27,7 @@ from hudi_py_source.table.index_definitions import (
     index_definitions,
     parse_index_definitions,
 )
-from hudi_py_source.table.keyed_partition import PARSED_SCHEMA, DecodedFile
+from hudi_py_source.table.keyed_partition import PARSED_SCHEMA
 from hudi_py_source.table.metadata_records import META_FIELD_NAMES, metadata_hfile
 from hudi_py_source.table.properties import TableProperties
 from hudi_py_source.table.secondary_index import SecondaryIndex, secondary_file_group_id
@@ -222,7 +223,8 @@ def test_the_latest_record_of_a_key_decides_and_deletes_hide_it(tmp_path: Path, 
     base = _hfile({index_key("a", f"k{i}"): False for i in range(1, 4)} | {index_key("b", "k4"): False,
                                                                         index_key("ab", "k5"): False,
                                                                         index_key("a$", "k7"): False})
-    first = DecodedFile.read(base) if decoded else base
+    keys = base.keys()
+    first = DecodedFile.of(keys, base.lookup(keys)[1]) if decoded else base
     si = _Scripted(tmp_path, [
         first,
         _hfile({index_key("a", "k2"): True, index_key("a", "k6"): False}),

@@ -19,8 +19,9 @@ from support.v8_writes import HISTORY, VERSIONS, apply_write, id_to_ts, options,
 from hudi_py_source import HoodieTableError, Table
 from hudi_py_source.storage import Storage
 from hudi_py_source.table import keyed_partition
+from hudi_py_source.table.decoded_files import DECODED_FILES
 from hudi_py_source.table.hoodie_table import HoodieTable
-from hudi_py_source.table.keyed_partition import DECODED_FILES, file_group_indexes
+from hudi_py_source.table.keyed_partition import file_group_indexes
 from hudi_py_source.table.properties import TableProperties
 from hudi_py_source.table.record_index import (
     RECORD_INDEX_PARTITION,
