@@ -1,5 +1,5 @@
-"""Keeping a table's metadata table (`.hoodie/metadata`: its `files` partition, and the record index and column
-stats when the table has them) in step with the data table.
+"""Keeping a table's metadata table (`.hoodie/metadata`: its `files` partition, and the record index, column stats,
+partition stats and bloom filters when the table has them) in step with the data table.
 
 Every action that adds or removes data files is applied to the metadata table as a deltacommit of the same
 instant time, before the data table's instant completes, as Hudi 1.x does:
@@ -29,8 +29,9 @@ a completed instant, in one deltacommit `00000000000000000` (`00000000000000010`
 table also compacts at its latest deltacommit's time + `001`) that writes the base HFile; the data table's
 hoodie.properties then lists `files` in hoodie.table.metadata.partitions, which is what makes readers use it.
 
-The keyed partitions (the record index, column stats; `KEYED`) are built the same way, each by a deltacommit of
-its own (`00000000000000001`, `...002`; version 6 `...011`, `...012`) writing one base HFile per file group, and
+The keyed partitions (the record index, column stats, partition stats, bloom filters; `KEYED`, described in
+keyed_indexers.py) are built the same way, each by a deltacommit of its own (`00000000000000001` to `...004`;
+version 6 `...011` to `...014`) writing one base HFile per file group, and
 take, in each data action's deltacommit, one log file per file group the action touched: an HFILE_DATA_BLOCK of
 the records put and a DELETE_BLOCK of the keys removed (`keyed_changes_of_commit`, `keyed_changes_of_clean`).
 """
@@ -246,7 +247,7 @@ def prepare_metadata_table(table: HoodieTable, cfg: HoodieConfig, change: str) -
         table = table.reload()
     unkept = [p for p in table.props.metadata_partitions if p != FILES_PARTITION]
     droppable = [p for p in unkept if p in _DROPPABLE and cfg.is_set(_DROPPABLE[p]) and not cfg.get(_DROPPABLE[p])]
-    if COLUMN_STATS_PARTITION in droppable and PARTITION_STATS_PARTITION in unkept:
+    if COLUMN_STATS_PARTITION in droppable and PARTITION_STATS_PARTITION in set(unkept) - set(droppable):
         droppable.append(PARTITION_STATS_PARTITION)  # built from the column stats (Hudi enables both with one key)
     if droppable:
         refuse_unkept_metadata(table.storage, change, table.props, set(droppable))

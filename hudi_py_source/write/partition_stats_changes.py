@@ -2,7 +2,9 @@
 the files live in it after the action (Hudi 1.x's PartitionStatsIndexer, tight bounds).
 
 The live files are the latest slices before the action, less the file groups it replaced and, in a file group
-it wrote a new base file into, the base file and the logs before it, plus every file it wrote. Their ranges are
+it wrote a new base file into, the base file and the logs before it, plus every file it wrote. Where the action
+only added files (new file groups, log files), the partition's previous tight ranges stand for the files it
+already held. Their ranges are
 the action's own (just computed for the column stats) and the column stats of the others, read by key; a file
 the column stats do not cover is read itself. A column a file lacks (added to the schema later) counts as all
 nulls there. A column no live file has, or whose files disagree on its type, gets a tombstone, and so does
@@ -36,7 +38,7 @@ from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
 from ..table.keyed_partition import KeyedChange
 from ..table.metadata_records import RECORD_SCHEMA_JSON
-from ..table.partition_stats import PartitionStatsIndex
+from ..table.partition_stats import PARTITION_STATS_PARTITION, PartitionStatsIndex
 from ..timeline.commit_metadata import CommitMetadata
 from .column_stats_changes import FileStats, commit_schema, file_ranges, slice_file_ranges
 
@@ -112,9 +114,29 @@ def _recorded_ranges(table: HoodieTable, files: list[tuple[str, str]], columns: 
     return out
 
 
+def _only_adds(slices: list[FileSlice], metadata: CommitMetadata, partition: str, written: list[FileStats]) -> bool:
+    """Whether an action only added files to a partition (new file groups, logs): nothing it holds went away."""
+    if (metadata.partition_to_replace_file_ids or {}).get(partition):
+        return False
+    rewritten = {parsed.file_id for _, name, _ in written if (parsed := parse_base_file_name(name)) is not None}
+    return not rewritten & {s.file_id for s in slices}
+
+
+def _previous_ranges(table: HoodieTable, partitions: list[str], columns: list[str]
+                     ) -> dict[str, list[ColumnRange]]:
+    """The partitions' tight partition stats of every column, where the partition stats have them all."""
+    if not partitions or not columns or PARTITION_STATS_PARTITION not in table.props.metadata_partitions:
+        return {}
+    found = PartitionStatsIndex.load(table.storage, table.props, table.timeline).ranges(partitions, columns)
+    return {p: [record.range for record in records.values()] for p, records in found.items()
+            if len(records) == len(columns)}
+
+
 def change_of_commit(table: HoodieTable, metadata: CommitMetadata, written: list[FileStats]) -> KeyedChange:
     """Records of every partition an action wrote or replaced file groups in, over its live files after the
-    action; `written` the ranges of the files it wrote (`column_stats_changes.commit_file_ranges`)."""
+    action; `written` the ranges of the files it wrote (`column_stats_changes.commit_file_ranges`). A partition
+    the action only added files to takes its previous tight ranges merged with the new files' (the same ranges,
+    without reading the column stats of every file it holds)."""
     schema = commit_schema(table, metadata)
     columns = columns_to_index(schema, None) if schema is not None else []
     touched = sorted({stat.partition_path or "" for stat in metadata.all_write_stats()}
@@ -123,10 +145,14 @@ def change_of_commit(table: HoodieTable, metadata: CommitMetadata, written: list
     for file in written:
         by_partition[file[0]].append(file)
     view = table.fs_view()
-    before = {p: _live_before(view.latest_file_slices(p), metadata, p, by_partition[p]) for p in touched}
-    known = _recorded_ranges(table, [(p, name) for p in touched for name in before[p]], columns, schema)
+    slices = {p: view.latest_file_slices(p) for p in touched}
+    previous = _previous_ranges(table, [p for p in touched if _only_adds(slices[p], metadata, p, by_partition[p])],
+                                columns)
+    before = {p: _live_before(slices[p], metadata, p, by_partition[p]) for p in touched if p not in previous}
+    known = _recorded_ranges(table, [(p, name) for p, names in before.items() for name in names], columns, schema)
     version = stats_version(table.props.version)
-    return _encoded([partition_records(p, columns, [known[(p, name)] for name in before[p]]
+    return _encoded([partition_records(p, columns, ([previous[p]] if p in previous else
+                                                    [known[(p, name)] for name in before[p]])
                                        + [ranges for _, _, ranges in by_partition[p]], version) for p in touched])
 
 
@@ -143,8 +169,9 @@ def entries_of_table(table: HoodieTable) -> KeyedChange:
 
 
 def partition_stats_differences(table: HoodieTable) -> list[str]:
-    """Every partition whose partition stats do not cover its latest files' ranges (a missing record, or a
-    recorded range that a live file's values fall outside of): what would make a reader skip rows. Apache Hudi's
+    """Every partition whose partition stats do not cover its latest files' ranges (a missing record, a recorded
+    range that a live file's values fall outside of, fewer nulls than the files hold): what would make a reader
+    skip rows. Apache Hudi's
     wider records (counting replaced files until they are cleaned) cover and pass."""
     expected = decoded(entries_of_table(table))
     columns = sorted({column for ranges in expected.values() for column in ranges})
@@ -156,10 +183,15 @@ def partition_stats_differences(table: HoodieTable) -> list[str]:
             got = recorded.get(partition, {}).get(column)
             if got is None:
                 found.append(f"partition {partition!r}: no partition stats of {column}")
-            elif (combine_ranges(got.range, want).min, combine_ranges(got.range, want).max) != (got.range.min,
-                                                                                                got.range.max):
+            elif not _covers(got.range, want):
                 found.append(f"partition {partition!r}: partition stats of {column} say {got.range}, its files {want}")
     return found
+
+
+def _covers(recorded: ColumnRange, actual: ColumnRange) -> bool:
+    """Whether a recorded range holds the actual one: no value outside its bounds, no fewer nulls."""
+    widened = combine_ranges(recorded, actual)
+    return (widened.min, widened.max) == (recorded.min, recorded.max) and recorded.null_count >= actual.null_count
 
 
 def decoded(change: KeyedChange) -> dict[str, dict[str, ColumnRange]]:
