@@ -8,7 +8,7 @@ only those file groups. Without a record index, or pinning nothing, the query pl
 and incremental queries do not ask: the indexes say where records are now.
 
 Secondary index values are Hudi's string forms of the column's value; strings and integers are looked up, other
-types plan as before.
+types (and indexes of an expression of the column) plan as before.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def _value_text(value: object) -> str | None:
 def _secondary_pins(definition: IndexDefinition, predicates: list[Predicate]) -> list[str] | None:
     """The values a query pins the index's column to (`=`, `IN`; all must hold), as the index spells them; None
     when it pins none or a value of a type the index spells otherwise."""
-    if len(definition.source_fields) != 1:
+    if len(definition.source_fields) != 1 or definition.function not in ("", "identity"):
         return None
     pinned: set[str] | None = None
     for predicate in predicates:

@@ -8,6 +8,7 @@ group as before. On a pyhudi table with a record index, a key lookup plans the k
 
 from __future__ import annotations
 
+import json
 import posixpath
 from collections.abc import Callable
 from pathlib import Path
@@ -100,3 +101,23 @@ def test_a_key_lookup_on_a_pyhudi_record_index_plans_one_file_group(tmp_path: Pa
     assert len(_groups(path, predicates)) == 1
     assert _groups(path, [Predicate("in", "id", [record_id(12), record_id(33)])]) == _groups(
         path, [Predicate("=", "id", record_id(12))]) | _groups(path, [Predicate("=", "id", record_id(33))])
+
+
+def test_an_index_of_an_expression_is_not_asked_for_plain_values(fixture_table: Callable[[str], str]) -> None:
+    """An index over lower(merchant_name) holds other values than the column's: a query pinning the column plans
+    as if there were no such index (a lookup of the raw value there would lose rows)."""
+    path = fixture_table(TABLES[0])
+    everything = Table(path).read()
+    merchant = everything.column("merchant_name")[0].as_py()
+    query = [Predicate("=", "merchant_name", merchant)]
+    defs = Path(path) / ".hoodie" / ".index_defs" / "index.json"
+    original = json.loads(defs.read_text())
+    without = json.loads(defs.read_text())
+    del without["indexDefinitions"]["secondary_index_merchant_idx"]
+    defs.write_text(json.dumps(without))
+    unindexed = _groups(path, query)
+    expression = json.loads(defs.read_text()) | {"indexDefinitions": original["indexDefinitions"]}
+    expression["indexDefinitions"]["secondary_index_merchant_idx"]["indexFunction"] = "lower"
+    defs.write_text(json.dumps(expression))
+    assert _groups(path, query) == unindexed
+    assert _read(path, query) == _by_hand(everything, "merchant_name", [merchant])
