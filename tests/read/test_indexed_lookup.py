@@ -121,3 +121,20 @@ def test_an_index_of_an_expression_is_not_asked_for_plain_values(fixture_table: 
     defs.write_text(json.dumps(expression))
     assert _groups(path, query) == unindexed
     assert _read(path, query) == _by_hand(everything, "merchant_name", [merchant])
+
+
+def test_a_partitioned_record_index_is_not_asked(fixture_table: Callable[[str], str]) -> None:
+    """Hudi 1.1's partitioned record index has another layout: a query plans as without the indexes."""
+    path = fixture_table(TABLES[0])
+    merchant = Table(path).read().column("merchant_name")[0].as_py()
+    query = [Predicate("=", "merchant_name", merchant)]
+    indexed = _groups(path, query)
+    defs = Path(path) / ".hoodie" / ".index_defs" / "index.json"
+    original = defs.read_text()
+    defs.write_text("{}")
+    unindexed = _groups(path, query)
+    assert indexed < unindexed
+    document = json.loads(original)
+    document["indexDefinitions"]["record_index"]["indexOptions"]["isPartitioned"] = "true"
+    defs.write_text(json.dumps(document))
+    assert _groups(path, query) == unindexed
