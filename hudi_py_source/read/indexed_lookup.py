@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from ..errors import HoodieError
 from ..table.hoodie_table import HoodieTable
-from ..table.index_definitions import IndexDefinition, index_definitions
+from ..table.index_definitions import IndexDefinition, index_definitions, partitioned_record_index
 from ..table.record_index import RECORD_INDEX_PARTITION, RecordIndex
 from ..table.secondary_index import SecondaryIndex
 from .predicates import Predicate
@@ -72,19 +72,14 @@ def _secondary_keys(table: HoodieTable, predicates: list[Predicate]) -> set[str]
     return found
 
 
-def _partitioned_record_index(table: HoodieTable) -> bool:
-    """Whether index.json defines the record index as partitioned (Hudi 1.1's per-partition layout, which this
-    reader does not know): it is then not asked."""
-    definition = index_definitions(table.storage, table.props).get(RECORD_INDEX_PARTITION)
-    return definition is not None and definition.options.get("isPartitioned", "false").lower() == "true"
-
-
 def indexed_file_groups(table: HoodieTable, predicates: list[Predicate], pinned_keys: set[str] | None
                         ) -> FileGroups | None:
     """(partition, file id) of the file groups that may hold the rows `predicates` pin (record keys
     `pinned_keys`, values of secondary-indexed columns), None when they pin nothing or the table has no record
-    index. An index that cannot be read is left out, with a warning: the query then plans as without it."""
-    if RECORD_INDEX_PARTITION not in table.props.metadata_partitions or _partitioned_record_index(table):
+    index (or a partitioned one, a layout pyhudi does not read). An index that cannot be read is left out, with a
+    warning: the query then plans as without it."""
+    if RECORD_INDEX_PARTITION not in table.props.metadata_partitions or \
+            partitioned_record_index(table.storage, table.props):
         return None
     try:
         secondary = _secondary_keys(table, predicates)

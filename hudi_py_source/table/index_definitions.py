@@ -51,6 +51,13 @@ def index_definitions(storage: Storage, props: TableProperties) -> dict[str, Ind
     return parse_index_definitions(storage.read_bytes(path), storage.url(path))
 
 
+def partitioned_record_index(storage: Storage, props: TableProperties) -> bool:
+    """Whether index.json defines the record index as partitioned (Hudi 1.1's per-partition layout, option
+    `isPartitioned`), which pyhudi neither reads nor keeps in step."""
+    definition = index_definitions(storage, props).get("record_index")
+    return definition is not None and definition.options.get("isPartitioned", "false").lower() == "true"
+
+
 def parse_index_definitions(data: bytes, where: str) -> dict[str, IndexDefinition]:
     """The definitions of an index.json's bytes."""
     try:

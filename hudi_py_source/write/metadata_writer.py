@@ -68,6 +68,7 @@ from ..table.file_listing import StorageListing
 from ..table.file_names import make_base_file_name, make_log_file_name, parse_log_file_name
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
+from ..table.index_definitions import partitioned_record_index
 from ..table.keyed_partition import KeyedChange, KeyedPartition, file_group_indexes
 from ..table.mdt import (
     FILES_PARTITION,
@@ -293,7 +294,9 @@ def refuse_unkept_metadata(storage: Storage, change: str, props: TableProperties
                                f"{FILES_PARTITION}, {METADATA_FOLDER} has no table): write once with "
                                "hoodie.metadata.enable unset or true, which rebuilds it, or false, which removes it, "
                                "as Hudi does", path=storage.base_url)
-    kept = [p for p in props.metadata_partitions if p not in _KEPT and p not in (dropping or set())]
+    unknown = {RECORD_INDEX_PARTITION} if partitioned_record_index(storage, props) else set()
+    kept = [p for p in props.metadata_partitions
+            if (p not in _KEPT or p in unknown) and p not in (dropping or set())]
     if kept:
         how = "; ".join(f"{p}: set {_DROPPABLE[p].key}=false to remove it, as Hudi does" if p in _DROPPABLE
                         else f"{p}: drop it with Apache Hudi (DROP INDEX)" for p in kept)

@@ -12,6 +12,7 @@ properties.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -163,4 +164,24 @@ def test_writes_keep_an_apache_written_record_index_and_column_stats_in_step(fix
     assert_reads_like_hudi_rs(after, path)
     assert sorted(TableProperties.load(Storage(path)).metadata_partitions) == [
         "column_stats", "files", "partition_stats", "record_index"]
+    assert Table(path).validate_metadata() == []
+
+
+def test_a_partitioned_record_index_refuses_a_write(fixture_table) -> None:
+    """Hudi 1.1's partitioned record index (index.json isPartitioned=true) has a layout pyhudi does not keep in step:
+    a write is refused, changing nothing, unless it removes the index as Hudi does."""
+    path = fixture_table(WITH_METADATA_TABLE[0])
+    defs = Path(path) / ".hoodie" / ".index_defs" / "index.json"
+    document = json.loads(defs.read_text())
+    document["indexDefinitions"]["record_index"]["indexOptions"]["isPartitioned"] = "true"
+    defs.write_text(json.dumps(document))
+    files = {p: p.read_bytes() for p in Path(path).rglob("*") if p.is_file()}
+    props = TableProperties.load(Storage(path))
+    table = Table(path)
+    row = _data(table.read().slice(0, 1))
+    with pytest.raises(HoodieTableError, match="record_index: set hoodie.metadata.record.index.enable=false"):
+        table.write(row, _options(props, "upsert"))
+    assert {p: p.read_bytes() for p in Path(path).rglob("*") if p.is_file()} == files
+    table.write(row, {**_options(props, "upsert"), "hoodie.metadata.record.index.enable": "false"})
+    assert "record_index" not in TableProperties.load(Storage(path)).metadata_partitions
     assert Table(path).validate_metadata() == []
