@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from ..io.avro_schema import avro_to_arrow
 from ..io.base_file import open_base_file
-from ..io.log_blocks import BlockType, decode_data_block
+from ..io.log_blocks import BlockType, LogBlock, decode_data_block
 from ..io.log_format import read_log_file
 from ..read.plan import full_schema
 from ..storage import Storage
@@ -73,7 +73,7 @@ def log_file_ranges(storage: Storage, path: str, schema: pa.Schema | None) -> li
     merged: dict[str, ColumnRange] = {}
     for block in read_log_file(storage, path):
         if block.block_type in _DATA_BLOCKS:
-            rows = decode_data_block(block)
+            rows = decode_data_block(block, fields=_indexed_fields(block))
             for r in rows_column_stats(rows, columns_to_index(rows.schema, None)):
                 merged[r.column] = r if r.column not in merged else combine_ranges(merged[r.column], r)
     if schema is not None:
@@ -81,6 +81,14 @@ def log_file_ranges(storage: Storage, path: str, schema: pa.Schema | None) -> li
         for r in rows_column_stats(empty, columns_to_index(schema, None)):
             merged.setdefault(r.column, r)
     return list(merged.values())
+
+
+def _indexed_fields(block: LogBlock) -> set[str] | None:
+    """The top-level fields of a data block that hold indexed columns (only those are decoded); None (all) for a
+    parquet block or one without a schema header."""
+    if block.block_type != BlockType.AVRO_DATA_BLOCK or not block.schema_json:
+        return None
+    return {column.split(".", 1)[0] for column in columns_to_index(avro_to_arrow(block.schema_json), None)}
 
 
 def _data_file(name: str) -> bool:
