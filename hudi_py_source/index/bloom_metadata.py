@@ -12,6 +12,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
+from ..io.base_file import RECORD_KEY_COL
 from ..io.bloom import BloomFilter
 from ..storage import Storage
 from ..table.bloom_filter_records import BLOOM_FILTERS_PARTITION
@@ -20,8 +21,6 @@ from ..table.column_stats import COLUMN_STATS_PARTITION, ColumnStatsIndex
 from ..table.properties import TableProperties
 from ..timeline.active import ActiveTimeline
 from .locations import CandidateFile
-
-RECORD_KEY_COLUMN = "_hoodie_record_key"
 
 
 @dataclass(frozen=True)
@@ -47,8 +46,8 @@ def metadata_footers(storage: Storage, candidates: list[CandidateFile]) -> dict[
     filters = BloomFilterIndex.load(storage, props, timeline).filters(files)
     ranges = {}
     if COLUMN_STATS_PARTITION in props.metadata_partitions:
-        found = ColumnStatsIndex.load(storage, props, timeline).ranges(files, [RECORD_KEY_COLUMN])
-        ranges = {file: records[RECORD_KEY_COLUMN].range for file, records in found.items()}
+        found = ColumnStatsIndex.load(storage, props, timeline).ranges(files, [RECORD_KEY_COL])
+        ranges = {file: records[RECORD_KEY_COL].range for file, records in found.items()}
     out: dict[str, IndexedFooter] = {}
     for candidate, file in zip(candidates, files, strict=True):
         bloom = filters.get(file)

@@ -57,9 +57,15 @@ def _secondary_pins(definition: IndexDefinition, predicates: list[Predicate]) ->
     return sorted(pinned) if pinned is not None else None
 
 
-def _secondary_keys(table: HoodieTable, predicates: list[Predicate]) -> set[str] | None:
+def _only(keys: pa.Array, among: pa.Array | None) -> pa.Array:
+    """The distinct `keys` also in `among` (all of them when None)."""
+    keys = pc.unique(keys.cast(pa.string()))
+    return keys if among is None else keys.filter(pc.is_in(keys, value_set=among))
+
+
+def _secondary_keys(table: HoodieTable, predicates: list[Predicate]) -> pa.Array | None:
     """The record keys the secondary indexes give for the values a query pins (all must hold)."""
-    found: set[str] | None = None
+    found: pa.Array | None = None
     for definition in index_definitions(table.storage, table.props).values():
         if not definition.is_secondary or definition.name not in table.props.metadata_partitions:
             continue
@@ -67,8 +73,7 @@ def _secondary_keys(table: HoodieTable, predicates: list[Predicate]) -> set[str]
         if values is None:
             continue
         index = SecondaryIndex.open(table.storage, table.props, table.timeline, definition)
-        keys = set(index.record_keys(values).to_pylist())
-        found = keys if found is None else found & keys
+        found = _only(index.record_keys(values), found)
     return found
 
 
@@ -82,14 +87,15 @@ def indexed_file_groups(table: HoodieTable, predicates: list[Predicate], pinned_
             partitioned_record_index(table.storage, table.props):
         return None
     try:
-        secondary = _secondary_keys(table, predicates)
-        keys = pinned_keys if secondary is None else secondary if pinned_keys is None else pinned_keys & secondary
+        keys = _secondary_keys(table, predicates)
+        if pinned_keys is not None:
+            keys = _only(pa.array(sorted(pinned_keys), pa.string()), keys)
         if keys is None:
             return None
-        partitions, file_ids = RecordIndex.load(table.storage, table.props, table.timeline).lookup(
-            pa.array(sorted(keys), pa.string()))
+        partitions, file_ids = RecordIndex.load(table.storage, table.props, table.timeline).lookup(keys)
     except HoodieError as exc:
         LOG.warning("planning %s without its record and secondary indexes: %s", table.storage.base_url, exc)
         return None
-    hit = pc.is_valid(file_ids)
-    return set(zip(partitions.filter(hit).to_pylist(), file_ids.filter(hit).to_pylist(), strict=True))
+    located = pa.table({"partition": partitions, "file_id": file_ids}).filter(pc.is_valid(file_ids))
+    groups = located.group_by(["partition", "file_id"]).aggregate([])
+    return set(zip(groups.column("partition").to_pylist(), groups.column("file_id").to_pylist(), strict=True))

@@ -10,7 +10,7 @@ HFILE_DATA_BLOCKs (records put) and DELETE_BLOCKs (keys removed), which count as
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Self
 
@@ -327,6 +327,16 @@ class KeyedChange:
     keys: pa.Array
     values: pa.Array
     deleted: pa.Array
+
+    @classmethod
+    def of_puts(cls, parts: Iterable[tuple[list[str], list[bytes]]]) -> KeyedChange:
+        """A change putting the records of `parts` ((keys, values) each, as a record codec encodes them)."""
+        keys: list[str] = []
+        values: list[bytes] = []
+        for part_keys, part_values in parts:
+            keys += part_keys
+            values += part_values
+        return cls(pa.array(keys, pa.string()), pa.array(values, pa.large_binary()), pa.array([], pa.string()))
 
     def __bool__(self) -> bool:
         return bool(len(self.keys) or len(self.deleted))

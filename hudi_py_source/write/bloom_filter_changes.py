@@ -31,13 +31,8 @@ def _records(files: Iterable[tuple[str, FileFilter]], is_deleted: bool = False) 
     by_partition: dict[str, list[FileFilter]] = {}
     for partition, entry in files:
         by_partition.setdefault(partition, []).append(entry)
-    keys: list[str] = []
-    values: list[bytes] = []
-    for partition, entries in by_partition.items():
-        part_keys, part_values = encode_bloom_filters(partition, entries, is_deleted)
-        keys += part_keys
-        values += part_values
-    return KeyedChange(pa.array(keys, pa.string()), pa.array(values, pa.large_binary()), pa.array([], pa.string()))
+    return KeyedChange.of_puts(encode_bloom_filters(partition, entries, is_deleted)
+                               for partition, entries in by_partition.items())
 
 
 def file_filter(storage: Storage, path: str, instant_time: str) -> FileFilter | None:
@@ -87,8 +82,9 @@ def bloom_filter_differences(table: HoodieTable) -> list[str]:
              for s in table.fs_view().latest_file_slices() if s.base_file is not None}
     index = BloomFilterIndex.load(table.storage, table.props, table.timeline)
     rows, values = index.values(pa.array([bloom_filter_key(p, n) for p, n in files], pa.string()))
-    recorded = {list(files)[row]: record for row, record in zip(rows.tolist(), decode_bloom_filters(values),
-                                                                strict=True) if not record.is_deleted}
+    named = list(files)
+    recorded = {named[row]: record for row, record in zip(rows.tolist(), decode_bloom_filters(values), strict=True)
+                if not record.is_deleted}
     found: list[str] = []
     for file, path in files.items():
         want = file_filter(table.storage, path, "")

@@ -46,18 +46,10 @@ _DATA_BLOCKS = (BlockType.AVRO_DATA_BLOCK, BlockType.PARQUET_DATA_BLOCK)
 FileStats = tuple[str, str, list[ColumnRange]]
 
 
-def _encoded(parts: Iterable[tuple[list[str], list[bytes]]]) -> KeyedChange:
-    keys: list[str] = []
-    values: list[bytes] = []
-    for part_keys, part_values in parts:
-        keys += part_keys
-        values += part_values
-    return KeyedChange(pa.array(keys, pa.string()), pa.array(values, pa.large_binary()), pa.array([], pa.string()))
-
-
 def records_of_files(files: Iterable[FileStats], version: int) -> KeyedChange:
     """The column_stats records (index `version`) of files' ranges: what a commit puts for the files it wrote."""
-    return _encoded(encode_column_stats(partition, name, ranges, version=version) for partition, name, ranges in files)
+    return KeyedChange.of_puts(encode_column_stats(partition, name, ranges, version=version)
+                               for partition, name, ranges in files)
 
 
 def base_file_ranges(storage: Storage, path: str) -> list[ColumnRange]:
@@ -128,9 +120,9 @@ def change_of_clean(table: HoodieTable, clean_metadata: Mapping[str, Any]) -> Ke
     columns = columns_to_index(full_schema(schema), None) if schema is not None else []
     ranges: list[ColumnRange] = [tombstone(column) for column in columns]
     version = stats_version(table.props.version)
-    return _encoded(encode_column_stats(partition, name, ranges, is_deleted=True, version=version)
-                    for partition, meta in (clean_metadata.get("partitionMetadata") or {}).items()
-                    for name in meta.get("deletePathPatterns") or [] if _data_file(name))
+    return KeyedChange.of_puts(encode_column_stats(partition, name, ranges, is_deleted=True, version=version)
+                               for partition, meta in (clean_metadata.get("partitionMetadata") or {}).items()
+                               for name in meta.get("deletePathPatterns") or [] if _data_file(name))
 
 
 def slice_file_ranges(table: HoodieTable, slices: Iterable[FileSlice]) -> list[FileStats]:

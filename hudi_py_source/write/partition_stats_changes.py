@@ -43,16 +43,25 @@ from ..timeline.commit_metadata import CommitMetadata
 from .column_stats_changes import FileStats, commit_schema, file_ranges, slice_file_ranges
 
 
-def column_range(files: list[list[ColumnRange]], column: str) -> ColumnRange | None:
-    """`column`'s range over a partition's files (each file's ranges); a file without the column adds its rows
-    as nulls. None when no file has it or they disagree on its type."""
-    having = [r for ranges in files for r in ranges if r.column == column]
-    merged = partition_range(having)
-    if merged is None:
-        return None
-    lacking = sum(max((r.value_count for r in ranges), default=0)
-                  for ranges in files if all(r.column != column for r in ranges))
-    return replace(merged, null_count=merged.null_count + lacking, value_count=merged.value_count + lacking)
+def column_ranges(files: list[list[ColumnRange]], columns: list[str]) -> dict[str, ColumnRange | None]:
+    """Each column's range over a partition's files (each file's ranges, grouped by column once); a file without
+    the column adds its rows as nulls. None for a column no file has or whose files disagree on its type."""
+    having: dict[str, list[ColumnRange]] = defaultdict(list)
+    lacking: dict[str, int] = defaultdict(int)
+    for ranges in files:
+        by_column = {r.column: r for r in ranges}
+        rows = max((r.value_count for r in ranges), default=0)
+        for column in columns:
+            if column in by_column:
+                having[column].append(by_column[column])
+            else:
+                lacking[column] += rows
+    out: dict[str, ColumnRange | None] = {}
+    for column in columns:
+        merged = partition_range(having[column])
+        out[column] = None if merged is None else replace(merged, null_count=merged.null_count + lacking[column],
+                                                          value_count=merged.value_count + lacking[column])
+    return out
 
 
 def partition_records(partition: str, columns: list[str], files: list[list[ColumnRange]], version: int,
@@ -62,18 +71,12 @@ def partition_records(partition: str, columns: list[str], files: list[list[Colum
     replace). Version 1 ranges are compared as V1 records hold them (timestamps as plain longs)."""
     if version < 2:
         files = [[as_v1(r) for r in ranges] for ranges in files]
-    found = {column: column_range(files, column) for column in columns}
+    found = column_ranges(files, columns)
     kept = [r for r in found.values() if r is not None]
     gone = [tombstone(column) for column, r in found.items() if r is None and tombstones]
     keys, values = encode_partition_stats(partition, kept, version=version)
     dead_keys, dead_values = encode_partition_stats(partition, gone, is_deleted=True, version=version)
     return keys + dead_keys, values + dead_values
-
-
-def _encoded(parts: list[tuple[list[str], list[bytes]]]) -> KeyedChange:
-    keys = [k for part_keys, _ in parts for k in part_keys]
-    values = [v for _, part_values in parts for v in part_values]
-    return KeyedChange(pa.array(keys, pa.string()), pa.array(values, pa.large_binary()), pa.array([], pa.string()))
 
 
 def _live_before(slices: list[FileSlice], metadata: CommitMetadata, partition: str, written: list[FileStats]
@@ -151,9 +154,10 @@ def change_of_commit(table: HoodieTable, metadata: CommitMetadata, written: list
     before = {p: _live_before(slices[p], metadata, p, by_partition[p]) for p in touched if p not in previous}
     known = _recorded_ranges(table, [(p, name) for p, names in before.items() for name in names], columns, schema)
     version = stats_version(table.props.version)
-    return _encoded([partition_records(p, columns, ([previous[p]] if p in previous else
-                                                    [known[(p, name)] for name in before[p]])
-                                       + [ranges for _, _, ranges in by_partition[p]], version) for p in touched])
+    return KeyedChange.of_puts(partition_records(p, columns, ([previous[p]] if p in previous else
+                                                              [known[(p, name)] for name in before[p]])
+                                                 + [ranges for _, _, ranges in by_partition[p]], version)
+                               for p in touched)
 
 
 def entries_of_table(table: HoodieTable) -> KeyedChange:
@@ -164,8 +168,8 @@ def entries_of_table(table: HoodieTable) -> KeyedChange:
     for partition, _, ranges in slice_file_ranges(table, table.fs_view().latest_file_slices()):
         by_partition[partition].append(ranges)
     version = stats_version(table.props.version)
-    return _encoded([partition_records(p, columns, files, version, tombstones=False)
-                     for p, files in by_partition.items()])
+    return KeyedChange.of_puts(partition_records(p, columns, files, version, tombstones=False)
+                               for p, files in by_partition.items())
 
 
 def partition_stats_differences(table: HoodieTable) -> list[str]:
