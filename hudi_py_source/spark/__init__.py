@@ -2,47 +2,32 @@
 
 from __future__ import annotations
 
-import json
+import functools
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from ..storage import Storage
-from ..table.hoodie_table import table_exists
-from ..write.save_mode import write_mode
 from .catalog_sync import sync_table
 from .datasource import PyHudiDataSource
 from .routed import write_routed
+from .save import write
+from .statements.router import run
 
-__all__ = ["PyHudiDataSource", "register", "sync_table", "write", "write_routed"]
+__all__ = ["PyHudiDataSource", "register", "sql", "sync_table", "write", "write_routed"]
 
 
 def register(spark: SparkSession) -> None:
-    """Register the `pyhudi` format and turn on filter pushdown, which pyhudi's reader needs."""
+    """Register the `pyhudi` format, turn on filter pushdown (which pyhudi's reader needs), and let this session's
+    `spark.sql` run Hudi's SQL statements on pyhudi tables (see `sql`)."""
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     spark.dataSource.register(PyHudiDataSource)
+    if not isinstance(spark.sql, functools.partial):
+        spark.sql = functools.partial(sql, spark)  # type: ignore[method-assign]
 
 
-def write(df: DataFrame, path: str, options: dict[str, Any], mode: str = "append",
-          storage_options: dict[str, Any] | None = None, route: bool = False) -> None:
-    """`df.write.format("pyhudi")` with all four Spark save modes, as Hudi's datasource treats them.
-
-    Spark refuses errorifexists and ignore for Python data sources before the source sees the
-    write, so they are decided here, on the driver, by the core's save-mode rules (write/save_mode.py),
-    and the write then runs as an append (or an overwrite).
-    `route=True` takes the scalable path (`write_routed`): records are shuffled to their file
-    group and merged in the executors. With hoodie.datasource.hive_sync.enable the table is then
-    registered or updated in the session's catalog.
-    """
-    storage = Storage(path, storage_options)
-    how = write_mode(mode, table_exists(storage), storage.base_url)
-    if how is None:
-        return
-    if route:
-        write_routed(df, path, options, how, storage_options)
-    else:
-        writer = df.write.format("pyhudi").mode(how).options(**{k: str(v) for k, v in options.items()})
-        if storage_options:
-            writer = writer.option("storage_options", json.dumps(storage_options))
-        writer.save(path)
-    sync_table(df.sparkSession, path, options, storage_options)
+def sql(spark: SparkSession, text: str, *args: Any, **kwargs: Any) -> DataFrame:
+    """Run a SQL statement: Hudi's statements on pyhudi tables (CREATE TABLE with columns, CTAS, INSERT with
+    PARTITION clauses, UPDATE, DELETE, MERGE INTO, time travel, hudi_table_changes, SHOW PARTITIONS, DROP, ALTER,
+    CALL) are answered by pyhudi (spark/statements/), everything else by Spark unchanged."""
+    spark_sql = functools.partial(type(spark).sql, spark)
+    return run(spark, text, spark_sql, *args, **kwargs)

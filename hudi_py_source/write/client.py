@@ -58,6 +58,7 @@ from .metadata_writer import prepare_metadata_table, wanted_partitions
 from .new_file_groups import collect_partitions, write_new_file_groups
 from .post_commit import finish_interrupted_inline_services, run_post_commit, validate_post_commit
 from .profile import WriteProfile
+from .record_columns import DELETE_COLUMN
 from .rollback import rollback_failed_writes, rollback_instant
 from .save_mode import operation_for, write_mode
 from .schema_evolution import evolve_schema
@@ -273,6 +274,7 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
                 mode: str = "append") -> WriteJob | None:
     """Driver side before any task: validate, create or load the table, roll back failed writes,
     and open a new instant. Returns None when the save mode (see save_mode.py) says to write nothing."""
+    data_schema = _without_delete_flags(data_schema)
     exists = table_exists(storage)
     how = write_mode(mode, exists, storage.base_url)
     if how is None:
@@ -312,6 +314,13 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
                    last.timestamp if last else None, table.props.table_type, table)
     job.instant_time = _open_instant(table, job)
     return job
+
+
+def _without_delete_flags(schema: pa.Schema) -> pa.Schema:
+    """The rows' schema without the delete flags an upsert may carry (see upsert.prepare_rows): they mark
+    records, they are no column of the table."""
+    index = schema.get_field_index(DELETE_COLUMN)
+    return schema.remove(index) if index >= 0 else schema
 
 
 def _upgraded(table: HoodieTable, options: dict[str, Any]) -> HoodieTable:

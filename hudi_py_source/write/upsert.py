@@ -104,11 +104,19 @@ def prepare_rows(job: WriteJob, batches: Iterable[pa.RecordBatch | pa.Table]) ->
         if batch.num_rows == 0:
             continue
         table = keyed(conform(batch, job.schema), keygen)
-        flag = pa.array(np.full(table.num_rows, job.operation == "delete"))
-        parts.append(table.append_column(DELETE_COLUMN, flag))
+        parts.append(table.append_column(DELETE_COLUMN, _delete_flags(batch, job.operation == "delete")))
     if not parts:
         return empty_prepared(job)
     return combine(job, pa.concat_tables(parts))
+
+
+def _delete_flags(batch: pa.RecordBatch | pa.Table, deleting: bool) -> pa.Array | pa.ChunkedArray:
+    """Every record of a delete is one; in an upsert, the records whose DELETE_COLUMN holds true (SQL MERGE
+    INTO's delete clause marks its rows so, and its updates and deletes make one commit)."""
+    index = batch.schema.get_field_index(DELETE_COLUMN)
+    if deleting or index < 0:
+        return pa.array(np.full(batch.num_rows, deleting))
+    return pc.fill_null(batch.column(index).cast(pa.bool_()), False)
 
 
 def empty_prepared(job: WriteJob) -> pa.Table:

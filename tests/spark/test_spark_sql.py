@@ -58,7 +58,7 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> dict:
     base = tmp_path_factory.mktemp("sql")
     state = base / "state"
     state.mkdir()
-    orders, copy = base / "orders", base / "copy"
+    orders, copy, made = base / "orders", base / "copy", base / "made"
     first = run_session(state, [
         f"CREATE TABLE orders USING pyhudi LOCATION '{orders}' OPTIONS (primaryKey 'id', preCombineField 'ts', "
         f"columns '{COLUMNS}', hoodie.datasource.write.partitionpath.field 'dt', "
@@ -67,6 +67,9 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "INSERT INTO orders (id, ts, amount, dt) VALUES ('a', 1, 10.0, 'd1'), ('b', 1, 20.0, 'd2'), "
         "('c', 1, 30.0, 'd2')",
         "SELECT id, ts, amount, dt FROM orders ORDER BY id",
+        f"CREATE TABLE made (id INT, name STRING, ts BIGINT) USING pyhudi LOCATION '{made}' "
+        "TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts')",
+        "INSERT INTO made VALUES (1, 'a', 1), (2, 'b', 1)",
     ], writes=[{"path": str(base / "trips"), "ddl": "uuid string, ts long, fare double, city string",
                 "rows": [["u1", 1, 9.5, "sf"], ["u2", 1, 20.0, "la"]],
                 "options": {"hoodie.table.name": "trips", "hoodie.datasource.write.recordkey.field": "uuid",
@@ -85,17 +88,20 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "SELECT count(*) AS n FROM copy",
         "INSERT INTO copy (id, ts, amount, dt) SELECT id, ts, amount, dt FROM orders WHERE amount > 20",
         "SELECT id, amount FROM copy ORDER BY id",
+        "MERGE INTO orders USING copy ON orders.id = copy.id WHEN MATCHED THEN UPDATE SET amount = copy.amount * 10",
+        "UPDATE orders SET amount = 0 WHERE id = 'a'",
+        "DELETE FROM orders WHERE id = 'c'",
+        "SELECT id, ts, amount, dt FROM orders ORDER BY id",
         "INSERT OVERWRITE orders (id, ts, amount, dt) VALUES ('z', 5, 1.0, 'd3')",
         "SELECT id, ts, amount, dt FROM orders ORDER BY id",
-        "MERGE INTO orders USING copy ON orders.id = copy.id WHEN MATCHED THEN UPDATE SET amount = copy.amount",
-        "UPDATE orders SET amount = 0",
-        "DELETE FROM orders WHERE id = 'z'",
         f"CREATE TABLE missing USING pyhudi LOCATION '{base / 'missing'}'",
         "DROP TABLE copy",
         "SHOW TABLES",
         "SELECT uuid, fare, city FROM lake.trips ORDER BY uuid",
+        "UPDATE made SET name = 'b2' WHERE id = 2",
+        "SELECT id, name, ts FROM made ORDER BY id",
     ])
-    return {"first": first, "second": second, "orders": orders, "copy": copy}
+    return {"first": first, "second": second, "orders": orders, "copy": copy, "made": made}
 
 
 def test_create_table_then_insert_and_select_by_name(sessions: dict) -> None:
@@ -116,17 +122,24 @@ def test_new_session_finds_the_table_and_upserts_and_deletes(sessions: dict) -> 
     assert rows(second[4]) == [{"_hoodie_record_key": "d", "_hoodie_partition_path": "d1"}]
 
 
-def test_insert_select_from_another_hudi_table_is_refused_unless_columns_are_listed(sessions: dict) -> None:
+def test_insert_select_from_another_hudi_table_leaves_its_meta_columns_out(sessions: dict) -> None:
+    """As Hudi's INSERT does: the source's `_hoodie_*` columns are not the target's columns."""
     second = sessions["second"]
-    message = error(second[6])
-    assert "_hoodie_commit_time is set, so they were selected from a Hudi table" in message
-    assert "INSERT INTO t (id, ...) SELECT id, ... FROM src" in message
-    assert rows(second[7]) == [{"n": 0}]
-    assert rows(second[9]) == [{"id": "c", "amount": 30.0}, {"id": "d", "amount": 40.0}]
+    assert rows(second[6]) == []
+    assert rows(second[7]) == [{"n": 3}]
+    assert rows(second[9]) == [{"id": "a", "amount": 11.0}, {"id": "c", "amount": 30.0},
+                               {"id": "d", "amount": 40.0}]
+
+
+def test_merge_update_and_delete_in_a_new_session(sessions: dict) -> None:
+    second = sessions["second"]
+    assert [rows(second[i]) for i in (10, 11, 12)] == [[], [], []]
+    assert rows(second[13]) == [{"id": "a", "ts": 2, "amount": 0.0, "dt": "d1"},
+                                {"id": "d", "ts": 2, "amount": 400.0, "dt": "d1"}]
 
 
 def test_insert_overwrite_replaces_the_table(sessions: dict) -> None:
-    assert rows(sessions["second"][11]) == [{"id": "z", "ts": 5, "amount": 1.0, "dt": "d3"}]
+    assert rows(sessions["second"][15]) == [{"id": "z", "ts": 5, "amount": 1.0, "dt": "d3"}]
     ours = Table(str(sessions["orders"])).read()
     assert sorted_rows(ours, "id", drop_meta=True) == [
         {"id": "z", "ts": 5, "amount": 1.0, "dt": "d3", "_hoodie_is_deleted": None}]
@@ -134,31 +147,24 @@ def test_insert_overwrite_replaces_the_table(sessions: dict) -> None:
         ours, "id", drop_meta=True)
 
 
-def test_the_refused_insert_left_the_source_table_as_it_was(sessions: dict) -> None:
-    """The refused INSERT opened an instant on the source (Spark gave the writer its path): rolled back."""
-    timeline = Table(str(sessions["orders"])).hoodie_table().timeline
-    assert [i.action for i in timeline.pending()] == []
-    assert [i.action for i in timeline.completed()].count("rollback") == 1
-
-
-def test_sql_forms_spark_refuses_for_python_data_sources(sessions: dict) -> None:
-    second = sessions["second"]
-    assert "does not support MERGE INTO TABLE" in error(second[12])
-    assert "does not support UPDATE TABLE" in error(second[13])
-    assert "Table does not support deletes: pyhudi" in error(second[14])
-    assert rows(second[11]) == [{"id": "z", "ts": 5, "amount": 1.0, "dt": "d3"}]
-
-
 def test_create_table_over_an_empty_location_needs_columns(sessions: dict) -> None:
-    message = error(sessions["second"][15])
+    message = error(sessions["second"][16])
     assert "there is no Hudi table at" in message and "OPTIONS (columns 'id STRING, ts BIGINT, …')" in message
 
 
 def test_drop_table_forgets_the_name_and_keeps_the_data(sessions: dict) -> None:
     second = sessions["second"]
-    assert rows(second[16]) == []
-    assert [r["tableName"] for r in rows(second[17])] == ["orders"]
-    assert table_rows_of(sessions["copy"]) == [{"id": "c", "amount": 30.0}, {"id": "d", "amount": 40.0}]
+    assert rows(second[17]) == []
+    assert [r["tableName"] for r in rows(second[18])] == ["made", "orders"]
+    assert table_rows_of(sessions["copy"]) == [{"id": "a", "amount": 11.0}, {"id": "c", "amount": 30.0},
+                                               {"id": "d", "amount": 40.0}]
+
+
+def test_a_table_created_with_columns_is_found_and_updated_in_a_new_session(sessions: dict) -> None:
+    second = sessions["second"]
+    assert rows(second[20]) == []
+    assert rows(second[21]) == [{"id": 1, "name": "a", "ts": 1}, {"id": 2, "name": "b2", "ts": 1}]
+    assert sorted_rows(hudi_rs_read(str(sessions["made"])), "id", drop_meta=True) == rows(second[21])
 
 
 def table_rows_of(path: Path) -> list[dict]:
@@ -167,5 +173,5 @@ def table_rows_of(path: Path) -> list[dict]:
 
 def test_catalog_sync_registers_the_table_in_the_metastore(sessions: dict) -> None:
     """Session 1 wrote `trips` with hoodie.datasource.hive_sync.*; session 2 finds lake.trips by name."""
-    assert rows(sessions["second"][18]) == [{"uuid": "u1", "fare": 9.5, "city": "sf"},
+    assert rows(sessions["second"][19]) == [{"uuid": "u1", "fare": 9.5, "city": "sf"},
                                             {"uuid": "u2", "fare": 20.0, "city": "la"}]

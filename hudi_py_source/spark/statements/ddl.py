@@ -1,0 +1,236 @@
+"""CREATE TABLE (with columns, CTAS), DROP TABLE, ALTER TABLE and SHOW PARTITIONS for pyhudi tables.
+
+Spark never asks a Python data source for a table's schema when CREATE TABLE lists the columns, and keeps no
+location for it, so pyhudi creates the Hudi table itself (hoodie.properties with the create schema) and then
+registers it by location, which is the form Spark serves (spark/catalog.py). Tables without LOCATION are managed:
+they live under the database's folder and DROP TABLE deletes them, as Hudi's managed tables.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
+from sqlglot import exp
+
+from ...config import (
+    DATABASE_NAME,
+    HIVE_STYLE_PARTITIONING,
+    OPERATION,
+    PARTITIONPATH_FIELD,
+    PAYLOAD_CLASS,
+    PRECOMBINE_FIELD,
+    TABLE_NAME,
+    WRITE_MERGE_MODE,
+    HoodieConfig,
+)
+from ...errors import HoodieConfigError
+from ...merge.payload import DEFAULT_PAYLOAD
+from ...storage import Storage
+from ...table.hoodie_table import table_exists
+from ...table.table_version import version_to_write
+from ...write.client import create_table as create_hudi_table
+from ..catalog import table_options
+from ..options import STORAGE_OPTIONS_KEY
+from ..save import write
+from .tables import MANAGED_OPTION, RegisteredTable, quoted, registered_table, required_table, table_name
+
+SparkSql = Callable[[str], DataFrame]
+
+
+def literal(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def property_value(node: exp.Expression) -> str:
+    return node.name if isinstance(node, exp.Literal) else node.sql(dialect="spark")
+
+
+def _property_key(node: exp.Expression) -> str:
+    if isinstance(node, exp.Literal | exp.Var | exp.Identifier):
+        return str(node.name)
+    return node.sql(dialect="spark").replace(" ", "")
+
+
+def _properties(create: exp.Create) -> exp.Properties:
+    props = create.args.get("properties")
+    return props if isinstance(props, exp.Properties) else exp.Properties(expressions=[])
+
+
+def provider(create: exp.Create) -> str | None:
+    """The USING clause's format, lower case."""
+    for prop in _properties(create).expressions:
+        if isinstance(prop, exp.FileFormatProperty):
+            return str(prop.this.name).lower()
+    return None
+
+
+def _declared_options(create: exp.Create) -> dict[str, str]:
+    """TBLPROPERTIES and OPTIONS, as Hudi's SQL reads them."""
+    out: dict[str, str] = {}
+    for prop in _properties(create).expressions:
+        if isinstance(prop, exp.OptionsProperty):
+            out.update({_property_key(p.this): property_value(p.args["value"]) for p in prop.expressions})
+        elif type(prop) is exp.Property:
+            out[_property_key(prop.this)] = property_value(prop.args["value"])
+    return out
+
+
+def _partition_columns(create: exp.Create) -> list[str]:
+    for prop in _properties(create).expressions:
+        if isinstance(prop, exp.PartitionedByProperty):
+            return [c.name for c in prop.this.expressions]
+    return []
+
+
+def _location(create: exp.Create) -> str | None:
+    for prop in _properties(create).expressions:
+        if isinstance(prop, exp.LocationProperty):
+            return str(prop.this.name)
+    return None
+
+
+def _managed_location(spark: SparkSession, table: exp.Table) -> str:
+    """Where Spark keeps a managed table: under its database's location."""
+    database = table.db or spark.catalog.currentDatabase()
+    root = str(spark.catalog.getDatabase(database).locationUri)
+    return posixpath.join(root.removeprefix("file:"), table.name)
+
+
+def _columns(create: exp.Create, sql: SparkSql) -> T.StructType | None:
+    schema = create.this
+    if not isinstance(schema, exp.Schema):
+        return None
+    ddl = ", ".join(c.sql(dialect="spark") for c in schema.expressions if isinstance(c, exp.ColumnDef))
+    if not ddl:
+        return None
+    parsed = T._parse_datatype_string(ddl)  # noqa: SLF001 - Spark's own DDL reader
+    assert isinstance(parsed, T.StructType)
+    return parsed
+
+
+def _partitions_last(schema: T.StructType, partitions: list[str]) -> T.StructType:
+    """Spark keeps a partitioned table's partition columns last; Hudi's SQL tables follow it."""
+    names = {f.name.lower(): f for f in schema.fields}
+    missing = [p for p in partitions if p.lower() not in names]
+    if missing:
+        raise HoodieConfigError(f"PARTITIONED BY {', '.join(missing)}: not a column of the table; columns: "
+                                f"{', '.join(schema.names)}")
+    tail = [names[p.lower()] for p in partitions]
+    return T.StructType([f for f in schema.fields if f not in tail] + tail)
+
+
+def hudi_options(spark: SparkSession, table: exp.Table, declared: dict[str, str],
+                 partitions: list[str]) -> dict[str, str]:
+    """A SQL table's Hudi options: its declared ones in Hudi's names, its name and database, hive-style partition
+    folders (as Hudi's SQL writes them) and event-time ordering when it names an ordering field."""
+    options = {k: str(v) for k, v in table_options(declared).items()}
+    ordering = declared.get("orderingFields") or declared.get("orderingfields")
+    if ordering:
+        options.pop("orderingFields", None)
+        options[PRECOMBINE_FIELD.key] = ordering
+    options.setdefault(TABLE_NAME.key, table.name)
+    options.setdefault(DATABASE_NAME.key, table.db or spark.catalog.currentDatabase())
+    options.setdefault(HIVE_STYLE_PARTITIONING.key, "true")
+    if partitions:
+        options[PARTITIONPATH_FIELD.key] = ",".join(partitions)
+    if PRECOMBINE_FIELD.key in options:
+        cfg = HoodieConfig(options)
+        if version_to_write(cfg, None) >= 8:
+            options.setdefault(WRITE_MERGE_MODE.key, "EVENT_TIME_ORDERING")
+        else:
+            options.setdefault(PAYLOAD_CLASS.key, DEFAULT_PAYLOAD)
+    return options
+
+
+def _register(sql: SparkSql, name: str, path: str, options: dict[str, str]) -> None:
+    body = ", ".join(f"{literal(k)} {literal(v)}" for k, v in sorted(options.items()))
+    sql(f"CREATE TABLE {name} USING pyhudi LOCATION {literal(path)}" + (f" OPTIONS ({body})" if body else ""))
+
+
+def create(spark: SparkSession, create: exp.Create, sql: SparkSql) -> DataFrame:
+    """CREATE TABLE [IF NOT EXISTS] t [(columns)] USING pyhudi [PARTITIONED BY] [LOCATION] [OPTIONS|TBLPROPERTIES]
+    [AS SELECT]."""
+    schema_node = create.this
+    table = schema_node.this if isinstance(schema_node, exp.Schema) else schema_node
+    name = table_name(table)
+    if spark.catalog.tableExists(name):
+        if create.args.get("exists"):
+            return sql("SELECT 1 WHERE false")
+        raise HoodieConfigError(f"CREATE TABLE: table {name} already exists")
+    declared = _declared_options(create)
+    storage_options = declared.pop(STORAGE_OPTIONS_KEY, None)
+    location = _location(create)
+    path = location or _managed_location(spark, table)
+    partitions = _partition_columns(create)
+    options = hudi_options(spark, table, declared, partitions)
+    query = create.args.get("expression")
+    source = sql(query.sql(dialect="spark")) if query is not None else None
+    columns = source.schema if source is not None else _columns(create, sql)
+    storage = Storage(path, None)
+    if not table_exists(storage):
+        if columns is None:
+            raise HoodieConfigError(f"CREATE TABLE {name}: there is no Hudi table at {path}; list its columns or "
+                                    "create it AS SELECT")
+        create_hudi_table(storage, options, to_arrow_schema(_partitions_last(columns, partitions), timezone="UTC"))
+    catalog_options = {**options, **({MANAGED_OPTION: "true"} if location is None else {})}
+    if storage_options is not None:
+        catalog_options[STORAGE_OPTIONS_KEY] = storage_options
+    _register(sql, name, path, catalog_options)
+    if source is not None:
+        write(source.select(*[quoted(c) for c in _partitions_last(source.schema, partitions).names]), path,
+              {**options, OPERATION.key: "bulk_insert"})
+    return sql("SELECT 1 WHERE false")
+
+
+def drop(spark: SparkSession, drop: exp.Drop, sql: SparkSql) -> DataFrame:
+    """DROP TABLE [IF EXISTS] t [PURGE]: the catalog entry goes; the data too for a managed table or PURGE."""
+    found = registered_table(spark, drop.args["tables"][0])
+    sql(drop.sql(dialect="spark"))
+    if found is not None and (found.managed or drop.args.get("purge")):
+        found.storage().delete_tree("")
+    return sql("SELECT 1 WHERE false")
+
+
+def show_partitions(spark: SparkSession, table: exp.Table) -> DataFrame:
+    """SHOW PARTITIONS t: the table's partition paths, one row each, as Hudi's command lists them."""
+    found = required_table(spark, table, "SHOW PARTITIONS")
+    hudi = found.hudi()
+    partitions = [p for p in hudi.fs_view().partitions() if p]
+    return spark.createDataFrame([(p,) for p in sorted(partitions)], "partition string")
+
+
+def alter(spark: SparkSession, alter: exp.Alter, sql: SparkSql) -> DataFrame:
+    """ALTER TABLE t ADD COLUMNS / SET TBLPROPERTIES. Columns go to the catalog (later writes evolve the Hudi
+    schema); properties are kept with the table's options, so later writes take them."""
+    table = alter.this
+    found = required_table(spark, table, "ALTER TABLE")
+    actions = alter.args.get("actions") or []
+    if all(isinstance(a, exp.Schema | exp.ColumnDef) for a in actions):
+        sql(alter.sql(dialect="spark"))
+        return sql("SELECT 1 WHERE false")
+    settings: dict[str, str] = {}
+    for action in actions:
+        if not isinstance(action, exp.AlterSet):
+            raise HoodieConfigError(f"ALTER TABLE {found.name}: only ADD COLUMNS and SET TBLPROPERTIES are served "
+                                    f"for pyhudi tables, not {action.sql(dialect='spark')}")
+        for prop in action.expressions[0].expressions if action.expressions else []:
+            settings[_property_key(prop.this)] = property_value(prop.args["value"])
+    _reregister(spark, found, {k: str(v) for k, v in table_options(settings).items()}, sql)
+    return sql("SELECT 1 WHERE false")
+
+
+def _reregister(spark: SparkSession, found: RegisteredTable, settings: dict[str, str], sql: SparkSql) -> None:
+    """The catalog entry made again with the new options (the location and data stay)."""
+    columns = found.data_fields
+    sql(f"DROP TABLE {found.name}")
+    _register(sql, found.name, found.path, {**found.options, **settings})
+    known = {f.name for f in spark.table(found.name).schema.fields}
+    added = [f for f in columns if f.name not in known]
+    if added:
+        sql(f"ALTER TABLE {found.name} ADD COLUMNS ("
+            + ", ".join(f"{quoted(f.name)} {f.dataType.simpleString()}" for f in added) + ")")
+

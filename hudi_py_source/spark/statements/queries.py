@@ -1,0 +1,89 @@
+"""Queries that name pyhudi tables in forms Spark refuses for Python data sources: `t TIMESTAMP AS OF …`,
+`t VERSION AS OF …` and `hudi_table_changes(t, 'latest_state'|'cdc', begin[, end])`.
+
+Each such table reference becomes a temporary view over a pyhudi read with Hudi's options (as.of.instant, an
+incremental query), and the rewritten query goes to Spark: the rest of the statement is Spark's.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+from pyspark.sql import DataFrame, SparkSession
+from sqlglot import exp
+
+from ...config import AS_OF_INSTANT, QUERY_TYPE, READ_BEGIN_INSTANT, READ_END_INSTANT
+from ...errors import HoodieConfigError
+from ..options import STORAGE_OPTIONS_KEY
+from .ddl import property_value
+from .tables import RegisteredTable, named_table, registered_table
+
+SparkSql = Callable[[str], DataFrame]
+INCREMENTAL_FORMAT = "hoodie.datasource.query.incremental.format"
+_FORMATS = ("latest_state", "cdc")
+_VIEWS = itertools.count()
+
+
+def needs_rewrite(select: exp.Expression) -> bool:
+    """Whether a query has a time-travel clause or calls hudi_table_changes."""
+    return any(t.args.get("version") is not None or _changes_call(t) is not None
+               for t in select.find_all(exp.Table))
+
+
+def rewrite(spark: SparkSession, query: exp.Expression, sql: SparkSql) -> DataFrame:
+    """The query with its time-travel and table-changes references replaced by temporary views, run by Spark."""
+    for table in list(query.find_all(exp.Table)):
+        call = _changes_call(table)
+        if call is not None:
+            _replace(table, _changes_view(spark, call))
+        elif table.args.get("version") is not None:
+            found = registered_table(spark, table)
+            if found is not None:
+                _replace(table, _time_travel_view(spark, found, table.args["version"]))
+    return sql(query.sql(dialect="spark"))
+
+
+def _changes_call(table: exp.Table) -> exp.Anonymous | None:
+    call = table.this
+    if isinstance(call, exp.Anonymous) and str(call.this).lower() == "hudi_table_changes":
+        return call
+    return None
+
+
+def _replace(table: exp.Table, view: str) -> None:
+    alias = table.args.get("alias") or exp.TableAlias(this=exp.to_identifier(table.name))
+    table.replace(exp.Table(this=exp.to_identifier(view), alias=alias))
+
+
+def _reader(spark: SparkSession, found: RegisteredTable, options: dict[str, str]) -> DataFrame:
+    reader = spark.read.format("pyhudi").options(**{k: str(v) for k, v in found.write_options.items()})
+    if found.options.get(STORAGE_OPTIONS_KEY):
+        reader = reader.option(STORAGE_OPTIONS_KEY, str(found.options[STORAGE_OPTIONS_KEY]))
+    return reader.options(**options).load(found.path)
+
+
+def _view(df: DataFrame) -> str:
+    name = f"__pyhudi_view_{next(_VIEWS)}"
+    df.createOrReplaceTempView(name)
+    return name
+
+
+def _time_travel_view(spark: SparkSession, found: RegisteredTable, version: exp.Version) -> str:
+    """`TIMESTAMP AS OF '2024-01-01 10:00:00.000'` or `VERSION AS OF 20240101100000000`: Hudi's as.of.instant."""
+    return _view(_reader(spark, found, {AS_OF_INSTANT.key: property_value(version.expression)}))
+
+
+def _changes_view(spark: SparkSession, call: exp.Anonymous) -> str:
+    """hudi_table_changes(table or path, format, begin[, end]): the incremental query of those commits,
+    'earliest' for the first one."""
+    args = [property_value(a) for a in call.expressions]
+    if len(args) not in (3, 4) or args[1].lower() not in _FORMATS:
+        raise HoodieConfigError("hudi_table_changes takes (table, 'latest_state' | 'cdc', begin instant or "
+                                f"'earliest'[, end instant]), got ({', '.join(args)})")
+    found = named_table(spark, args[0], "hudi_table_changes")
+    options = {QUERY_TYPE.key: "incremental", INCREMENTAL_FORMAT: args[1].lower(),
+               READ_BEGIN_INSTANT.key: "000" if args[2].lower() == "earliest" else args[2]}
+    if len(args) == 4:
+        options[READ_END_INSTANT.key] = args[3]
+    return _view(_reader(spark, found, options))

@@ -1,0 +1,103 @@
+"""Which statements pyhudi answers, and Spark's own `sql` for everything else.
+
+A statement goes to pyhudi when it creates a `USING pyhudi`/`USING hudi` table with a column list or AS SELECT,
+writes to (INSERT, UPDATE, DELETE, MERGE), drops, alters or lists the partitions of a pyhudi table, queries one
+with a time-travel clause or hudi_table_changes, or CALLs a Hudi procedure. Anything else, including a statement
+sqlglot cannot read, goes to Spark unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import sqlglot
+from pyspark.sql import DataFrame, SparkSession
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from . import ddl, dml, procedures, queries
+from .tables import registered_table
+
+SparkSql = Callable[[str], DataFrame]
+PROVIDERS = ("pyhudi", "hudi")
+# Statements that can concern pyhudi, by their first words; anything else skips the parser.
+_CANDIDATE = re.compile(r"^\s*(create|insert|update|delete|merge|drop|alter|show\s+partitions|call|select|with|"
+                        r"from|\()", re.IGNORECASE)
+_QUERY_MARKERS = re.compile(r"\bas\s+of\b|hudi_table_changes", re.IGNORECASE)
+
+
+def run(spark: SparkSession, text: str, spark_sql: Callable[..., DataFrame], *args: Any,
+        **kwargs: Any) -> DataFrame:
+    """`spark.sql(text)` with pyhudi's statements answered by pyhudi."""
+    def sql(statement: str) -> DataFrame:
+        return spark_sql(statement)
+
+    parsed = _parse(text) if not args and not kwargs else None
+    handled = _handle(spark, parsed, text, sql) if parsed is not None else None
+    return handled if handled is not None else spark_sql(text, *args, **kwargs)
+
+
+def _parse(text: str) -> exp.Expression | None:
+    if not _CANDIDATE.match(text):
+        return None
+    lowered = text.lstrip().lower()
+    if lowered.startswith(("select", "with", "from", "(")) and not _QUERY_MARKERS.search(text):
+        return None
+    if lowered.startswith("call") or lowered.startswith("show"):
+        return exp.Command(this=lowered.split()[0].upper(), expression=exp.Literal.string(text))
+    try:
+        parsed = sqlglot.parse_one(text, dialect="spark")
+    except ParseError:
+        return None
+    return parsed if isinstance(parsed, exp.Expression) else None
+
+
+def _handle(spark: SparkSession, parsed: exp.Expression, text: str, sql: SparkSql) -> DataFrame | None:
+    if isinstance(parsed, exp.Create) and parsed.kind == "TABLE" and ddl.provider(parsed) in PROVIDERS:
+        return ddl.create(spark, parsed, sql) if _creates_with_columns(parsed) else None
+    if isinstance(parsed, exp.Command):
+        return _command(spark, parsed, text, sql)
+    if isinstance(parsed, exp.Select | exp.Union | exp.Subquery) or (
+            isinstance(parsed, exp.Query) and not isinstance(parsed, exp.Insert)):
+        return queries.rewrite(spark, parsed, sql) if queries.needs_rewrite(parsed) else None
+    return _on_table(spark, parsed, sql)
+
+
+def _creates_with_columns(create: exp.Create) -> bool:
+    """CREATE TABLE with columns or AS SELECT; the bare `USING pyhudi LOCATION …` form Spark itself serves."""
+    return isinstance(create.this, exp.Schema) or create.args.get("expression") is not None
+
+
+def _command(spark: SparkSession, command: exp.Command, text: str, sql: SparkSql) -> DataFrame | None:
+    body = text.strip().rstrip(";")
+    if str(command.this).upper() == "CALL":
+        return procedures.call(spark, body[len("call"):].strip(), sql)
+    table = exp.to_table(body.split(None, 2)[2].strip(), dialect="spark") if len(body.split()) > 2 else None
+    if table is None or registered_table(spark, table) is None:
+        return None
+    return ddl.show_partitions(spark, table)
+
+
+def _target(parsed: exp.Expression) -> exp.Table | None:
+    node = parsed.args["tables"][0] if isinstance(parsed, exp.Drop) and parsed.args.get("tables") else parsed.this
+    if isinstance(node, exp.Schema):
+        node = node.this
+    return node if isinstance(node, exp.Table) else None
+
+
+def _on_table(spark: SparkSession, parsed: exp.Expression, sql: SparkSql) -> DataFrame | None:
+    """INSERT, UPDATE, DELETE, MERGE, DROP and ALTER of a pyhudi table; None for other tables."""
+    handlers: dict[type, Callable[[SparkSession, Any, SparkSql], DataFrame]] = {
+        exp.Insert: dml.insert, exp.Update: dml.update, exp.Delete: dml.delete, exp.Merge: dml.merge,
+        exp.Drop: ddl.drop, exp.Alter: ddl.alter}
+    handler = handlers.get(type(parsed))
+    table = _target(parsed)
+    if handler is None or table is None:
+        return None
+    if isinstance(parsed, exp.Drop) and parsed.kind != "TABLE":
+        return None
+    if registered_table(spark, table) is None:
+        return None
+    return handler(spark, parsed, sql)

@@ -1,0 +1,217 @@
+"""Hudi's SQL statements on pyhudi tables through `spark.sql` (spark/statements/): DDL, DML, time travel,
+table changes, SHOW PARTITIONS and CALL procedures, checked row for row and against hudi-rs.
+
+Every table lives in a database whose location is the test's folder, so managed tables land there too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+from support.oracles import hudi_rs_read, sorted_rows
+
+from hudi_py_source import Table
+from hudi_py_source.spark import sql
+
+pytestmark = pytest.mark.spark
+
+TRIPS = ("CREATE TABLE sqltest.trips (ts BIGINT, uuid STRING, rider STRING, fare DOUBLE, city STRING) USING pyhudi "
+         "PARTITIONED BY (city) TBLPROPERTIES (primaryKey = 'uuid', preCombineField = 'ts')")
+FIRST_ROWS = ("INSERT INTO sqltest.trips VALUES (1, 'u1', 'r1', 10.0, 'sf'), (1, 'u2', 'r2', 20.0, 'sf'), "
+              "(1, 'u3', 'r3', 30.0, 'la'), (1, 'u4', 'r4', 40.0, 'la')")
+MERGE = """MERGE INTO sqltest.trips AS target
+USING (SELECT 2 AS ts, 'u1' AS uuid, 'r1' AS rider, 5.0 AS fare, 'sf' AS city
+       UNION ALL SELECT 2, 'u3', 'r3', -1.0, 'la'
+       UNION ALL SELECT 2, 'u4', 'r4', 1.0, 'la'
+       UNION ALL SELECT 2, 'u5', 'r5', 50.0, 'ny'
+       UNION ALL SELECT 2, 'u6', 'r6', -6.0, 'ny') AS source
+ON target.uuid = source.uuid
+WHEN MATCHED AND source.fare < 0 THEN DELETE
+WHEN MATCHED AND source.rider = 'r1' THEN UPDATE SET target.fare = target.fare + source.fare, target.ts = source.ts
+WHEN NOT MATCHED AND source.fare > 0 THEN INSERT *"""
+
+
+def collect(spark: SparkSession, statement: str) -> list[dict[str, Any]]:
+    return [row.asDict() for row in spark.sql(statement).collect()]
+
+
+def trips(spark: SparkSession) -> list[dict[str, Any]]:
+    return collect(spark, "SELECT uuid, ts, rider, fare, city FROM sqltest.trips ORDER BY uuid")
+
+
+@pytest.fixture(scope="module")
+def run(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One sequence of statements on a COW table; every later test reads what it recorded."""
+    base = tmp_path_factory.mktemp("sqlstatements")
+    spark.sql(f"CREATE DATABASE sqltest LOCATION '{base / 'db'}'")
+    out: dict[str, Any] = {"base": base, "path": base / "db" / "trips"}
+    spark.sql(TRIPS)
+    spark.sql(FIRST_ROWS)
+    out["inserted"] = trips(spark)
+    spark.sql("UPDATE sqltest.trips SET fare = fare * 2 WHERE rider = 'r2'")
+    out["updated"] = trips(spark)
+    spark.sql("DELETE FROM sqltest.trips WHERE uuid = 'u2'")
+    out["deleted"] = trips(spark)
+    spark.sql(MERGE)
+    out["merged"] = trips(spark)
+    out["commits"] = collect(spark, "CALL show_commits(table => 'sqltest.trips', limit => 10)")
+    spark.sql("INSERT INTO sqltest.trips PARTITION (city = 'la') SELECT 3, 'u7', 'r7', 70.0")
+    spark.sql("INSERT INTO sqltest.trips PARTITION (city) SELECT 3 AS ts, 'u8', 'r8', 80.0, 'sf'")
+    out["partition_inserts"] = trips(spark)
+    spark.sql("INSERT OVERWRITE sqltest.trips PARTITION (city = 'sf') SELECT 4, 'u9', 'r9', 90.0")
+    out["overwritten"] = trips(spark)
+    out["partitions"] = collect(spark, "SHOW PARTITIONS sqltest.trips")
+    yield out
+    spark.sql("DROP DATABASE sqltest CASCADE")
+
+
+def test_create_table_makes_a_hudi_table_with_the_sql_options(run: dict[str, Any]) -> None:
+    props = Table(str(run["path"])).hoodie_table().props
+    assert (props.name, props.record_key_fields, props.partition_fields) == ("trips", ["uuid"], ["city"])
+    assert props.get("hoodie.table.precombine.field") == "ts"
+    assert props.get("hoodie.datasource.write.hive_style_partitioning") == "true"
+    assert props.get("hoodie.database.name") == "sqltest"
+
+
+def test_insert_values_and_select(run: dict[str, Any]) -> None:
+    assert run["inserted"] == [
+        {"uuid": "u1", "ts": 1, "rider": "r1", "fare": 10.0, "city": "sf"},
+        {"uuid": "u2", "ts": 1, "rider": "r2", "fare": 20.0, "city": "sf"},
+        {"uuid": "u3", "ts": 1, "rider": "r3", "fare": 30.0, "city": "la"},
+        {"uuid": "u4", "ts": 1, "rider": "r4", "fare": 40.0, "city": "la"}]
+
+
+def test_update_and_delete(run: dict[str, Any]) -> None:
+    assert [(r["uuid"], r["fare"]) for r in run["updated"]] == [("u1", 10.0), ("u2", 40.0), ("u3", 30.0),
+                                                                 ("u4", 40.0)]
+    assert [r["uuid"] for r in run["deleted"]] == ["u1", "u3", "u4"]
+
+
+def test_merge_takes_the_first_clause_that_holds_for_each_source_row(run: dict[str, Any]) -> None:
+    """u1: matched, updated (fare added); u3: matched, deleted; u4: matched, no clause holds (unchanged);
+    u5: inserted; u6: not matched but its insert condition fails."""
+    assert run["merged"] == [
+        {"uuid": "u1", "ts": 2, "rider": "r1", "fare": 15.0, "city": "sf"},
+        {"uuid": "u4", "ts": 1, "rider": "r4", "fare": 40.0, "city": "la"},
+        {"uuid": "u5", "ts": 2, "rider": "r5", "fare": 50.0, "city": "ny"}]
+
+
+def test_each_statement_is_one_commit(run: dict[str, Any]) -> None:
+    commits = run["commits"]
+    assert [c["action"] for c in commits] == ["commit"] * 4
+    merge = commits[0]
+    assert (merge["total_records_written"], merge["total_update_records_written"]) == (3, 1)
+    assert commits[-1]["total_records_written"] == 4
+
+
+def test_insert_with_static_and_dynamic_partitions(run: dict[str, Any]) -> None:
+    added = [r for r in run["partition_inserts"] if r["uuid"] in ("u7", "u8")]
+    assert added == [{"uuid": "u7", "ts": 3, "rider": "r7", "fare": 70.0, "city": "la"},
+                     {"uuid": "u8", "ts": 3, "rider": "r8", "fare": 80.0, "city": "sf"}]
+
+
+def test_insert_overwrite_with_a_partition_replaces_that_partition_only(run: dict[str, Any]) -> None:
+    assert [(r["uuid"], r["city"]) for r in run["overwritten"]] == [("u4", "la"), ("u5", "ny"), ("u7", "la"),
+                                                                    ("u9", "sf")]
+    assert run["partitions"] == [{"partition": "city=la"}, {"partition": "city=ny"}, {"partition": "city=sf"}]
+
+
+def test_hudi_rs_reads_the_rows_sql_wrote(run: dict[str, Any]) -> None:
+    theirs = sorted_rows(hudi_rs_read(str(run["path"])), "uuid", drop_meta=True)
+    assert theirs == run["overwritten"]
+
+
+def test_time_travel_and_table_changes(spark: SparkSession, run: dict[str, Any]) -> None:
+    commits = sorted(c["commit_time"] for c in run["commits"])
+    first, second = commits[0], commits[1]
+    as_of = collect(spark, f"SELECT uuid, fare FROM sqltest.trips TIMESTAMP AS OF '{first}' ORDER BY uuid")
+    assert as_of == [{"uuid": u, "fare": f} for u, f in (("u1", 10.0), ("u2", 20.0), ("u3", 30.0), ("u4", 40.0))]
+    version = collect(spark, f"SELECT uuid, fare FROM sqltest.trips VERSION AS OF {second} t WHERE t.uuid = 'u2'")
+    assert version == [{"uuid": "u2", "fare": 40.0}]
+    changes = collect(spark, f"SELECT uuid, fare FROM hudi_table_changes('sqltest.trips', 'latest_state', "
+                             f"'{first}', '{second}') ORDER BY uuid")
+    assert changes == [{"uuid": "u2", "fare": 40.0}]
+
+
+def test_create_table_as_select_alter_and_drop(spark: SparkSession, run: dict[str, Any]) -> None:
+    spark.sql("CREATE TABLE sqltest.made USING pyhudi TBLPROPERTIES (primaryKey = 'id', type = 'mor') "
+              "AS SELECT 1 AS id, 'x' AS name")
+    spark.sql("ALTER TABLE sqltest.made ADD COLUMNS (extra STRING)")
+    spark.sql("INSERT INTO sqltest.made VALUES (2, 'y', 'e')")
+    assert collect(spark, "SELECT id, name, extra FROM sqltest.made ORDER BY id") == [
+        {"id": 1, "name": "x", "extra": None}, {"id": 2, "name": "y", "extra": "e"}]
+    assert Table(str(run["base"] / "db" / "made")).hoodie_table().props.table_type == "MERGE_ON_READ"
+    spark.sql("ALTER TABLE sqltest.made SET TBLPROPERTIES (hoodie.keep.max.commits = '40')")
+    assert collect(spark, "SELECT id FROM sqltest.made ORDER BY id") == [{"id": 1}, {"id": 2}]
+    spark.sql("DROP TABLE sqltest.made")
+    assert not (run["base"] / "db" / "made").exists()
+
+
+def test_drop_keeps_an_external_table_unless_purged(spark: SparkSession, run: dict[str, Any]) -> None:
+    for name in ("kept", "purged"):
+        spark.sql(f"CREATE TABLE sqltest.{name} (id INT, name STRING) USING pyhudi LOCATION '{run['base'] / name}' "
+                  "TBLPROPERTIES (primaryKey = 'id')")
+        spark.sql(f"INSERT INTO sqltest.{name} VALUES (1, 'a')")
+    spark.sql("DROP TABLE sqltest.kept")
+    spark.sql("DROP TABLE sqltest.purged PURGE")
+    assert sorted_rows(Table(str(run["base"] / "kept")).read(columns=["id", "name"]), "id") == [
+        {"id": 1, "name": "a"}]
+    assert not (run["base"] / "purged").exists()
+
+
+def test_event_time_ordering_for_tables_with_a_precombine_field(spark: SparkSession, run: dict[str, Any]) -> None:
+    """A SQL table with preCombineField keeps the record with the greater ordering value (Hudi's SQL default)."""
+    spark.sql("CREATE TABLE sqltest.events (id INT, v STRING, ts BIGINT) USING pyhudi TBLPROPERTIES "
+              "(primaryKey = 'id', preCombineField = 'ts', type = 'mor', hoodie.write.table.version = '9')")
+    spark.sql("INSERT INTO sqltest.events VALUES (1, 'new', 5)")
+    spark.sql("UPDATE sqltest.events SET v = 'older', ts = 3 WHERE id = 1")
+    spark.sql("MERGE INTO sqltest.events t USING (SELECT 1 AS id, 'newest' AS v, 9 AS ts) s ON t.id = s.id "
+              "WHEN MATCHED THEN UPDATE SET *")
+    assert collect(spark, "SELECT id, v, ts FROM sqltest.events") == [{"id": 1, "v": "newest", "ts": 9}]
+    props = Table(str(run["base"] / "db" / "events")).hoodie_table().props
+    assert props.get("hoodie.record.merge.mode") == "EVENT_TIME_ORDERING"
+
+
+def test_procedures_savepoint_rollback_compaction(spark: SparkSession, run: dict[str, Any]) -> None:
+    spark.sql("CREATE TABLE sqltest.svc (id INT, v STRING) USING pyhudi TBLPROPERTIES (primaryKey = 'id', "
+              "type = 'mor')")
+    spark.sql("INSERT INTO sqltest.svc VALUES (1, 'a')")
+    first = collect(spark, "CALL show_commits('sqltest.svc')")[0]["commit_time"]
+    assert collect(spark, f"CALL create_savepoint(table => 'sqltest.svc', commit_time => '{first}')") == [
+        {"create_savepoint_result": True}]
+    assert collect(spark, "CALL show_savepoints(table => 'sqltest.svc')") == [{"savepoint_time": first}]
+    spark.sql("UPDATE sqltest.svc SET v = 'b' WHERE id = 1")
+    compacted = collect(spark, "CALL run_compaction(op => 'scheduleandexecute', table => 'sqltest.svc')")
+    assert [c["state"] for c in compacted] == ["COMPLETED"]
+    view = collect(spark, "CALL show_file_system_view(table => 'sqltest.svc')")
+    assert [(v["num_delta_files"], v["base_instant"]) for v in view] == [(0, compacted[0]["timestamp"])]
+    assert collect(spark, f"CALL rollback_to_savepoint(table => 'sqltest.svc', instant_time => '{first}')") == [
+        {"rollback_savepoint_result": True}]
+    assert collect(spark, "SELECT id, v FROM sqltest.svc") == [{"id": 1, "v": "a"}]
+
+
+def test_statements_on_other_tables_go_to_spark_unchanged(spark: SparkSession, run: dict[str, Any]) -> None:
+    spark.sql(f"CREATE TABLE sqltest.plain (id INT) USING parquet LOCATION '{run['base'] / 'plain'}'")
+    spark.sql("INSERT INTO sqltest.plain VALUES (1)")
+    assert collect(spark, "SELECT id FROM sqltest.plain") == [{"id": 1}]
+    with pytest.raises(Exception, match=r"Table `spark_catalog`.`sqltest`.`plain` does not support UPDATE TABLE"):
+        spark.sql("UPDATE sqltest.plain SET id = 2")
+    assert collect(spark, "SELECT 1 AS one") == [{"one": 1}]
+
+
+def test_the_explicit_function_answers_the_same(spark: SparkSession, run: dict[str, Any]) -> None:
+    assert [r.asDict() for r in sql(spark, "SHOW PARTITIONS sqltest.trips").collect()] == run["partitions"]
+
+
+def test_refusals_name_what_to_write(spark: SparkSession, run: dict[str, Any]) -> None:
+    with pytest.raises(Exception, match=r"INSERT into `sqltest`.`trips`: the query gives 2 columns, the table takes "
+                                        r"5 \(ts, uuid, rider, fare, city\)"):
+        spark.sql("INSERT INTO sqltest.trips VALUES (1, 'x')")
+    with pytest.raises(Exception, match="cannot set uuid: record key and partition columns identify a record"):
+        spark.sql("UPDATE sqltest.trips SET uuid = 'x'")
+    with pytest.raises(Exception, match="CALL show_nothing: no such procedure for pyhudi tables; procedures: "):
+        spark.sql("CALL show_nothing(table => 'sqltest.trips')")
+    assert Path(run["path"]).exists()
