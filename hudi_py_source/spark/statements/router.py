@@ -25,6 +25,7 @@ PROVIDERS = ("pyhudi", "hudi")
 # Statements that can concern pyhudi, by their first words; anything else skips the parser.
 _CANDIDATE = re.compile(r"^\s*(create|insert|update|delete|merge|drop|alter|show\s+partitions|call|select|with|"
                         r"from|\()", re.IGNORECASE)
+_LEADING_COMMENTS = re.compile(r"^(\s*(--[^\n]*(\n|$)|/\*.*?\*/))*", re.DOTALL)
 _QUERY_MARKERS = re.compile(r"\bas\s+of\b|hudi_table_changes", re.IGNORECASE)
 
 
@@ -35,18 +36,19 @@ def run(spark: SparkSession, text: str, spark_sql: Callable[..., DataFrame], *ar
         return spark_sql(statement)
 
     parsed = _parse(text) if not args and not kwargs else None
-    handled = _handle(spark, parsed, text, sql) if parsed is not None else None
+    handled = _handle(spark, parsed, sql) if parsed is not None else None
     return handled if handled is not None else spark_sql(text, *args, **kwargs)
 
 
 def _parse(text: str) -> exp.Expression | None:
+    text = _LEADING_COMMENTS.sub("", text)
     if not _CANDIDATE.match(text):
         return None
     lowered = text.lstrip().lower()
     if lowered.startswith(("select", "with", "from", "(")) and not _QUERY_MARKERS.search(text):
         return None
     if lowered.startswith("call") or lowered.startswith("show"):
-        return exp.Command(this=lowered.split()[0].upper(), expression=exp.Literal.string(text))
+        return exp.Command(this=lowered.split()[0].upper(), expression=exp.Literal.string(text.strip()))
     try:
         parsed = sqlglot.parse_one(text, dialect="spark")
     except ParseError:
@@ -54,11 +56,11 @@ def _parse(text: str) -> exp.Expression | None:
     return parsed if isinstance(parsed, exp.Expression) else None
 
 
-def _handle(spark: SparkSession, parsed: exp.Expression, text: str, sql: SparkSql) -> DataFrame | None:
+def _handle(spark: SparkSession, parsed: exp.Expression, sql: SparkSql) -> DataFrame | None:
     if isinstance(parsed, exp.Create) and parsed.kind == "TABLE" and ddl.provider(parsed) in PROVIDERS:
         return ddl.create(spark, parsed, sql) if _creates_with_columns(parsed) else None
     if isinstance(parsed, exp.Command):
-        return _command(spark, parsed, text, sql)
+        return _command(spark, parsed, sql)
     if isinstance(parsed, exp.Select | exp.Union | exp.Subquery) or (
             isinstance(parsed, exp.Query) and not isinstance(parsed, exp.Insert)):
         return queries.rewrite(spark, parsed, sql) if queries.needs_rewrite(parsed) else None
@@ -70,8 +72,8 @@ def _creates_with_columns(create: exp.Create) -> bool:
     return isinstance(create.this, exp.Schema) or create.args.get("expression") is not None
 
 
-def _command(spark: SparkSession, command: exp.Command, text: str, sql: SparkSql) -> DataFrame | None:
-    body = text.strip().rstrip(";")
+def _command(spark: SparkSession, command: exp.Command, sql: SparkSql) -> DataFrame | None:
+    body = str(command.expression.name).rstrip(";")
     if str(command.this).upper() == "CALL":
         return procedures.call(spark, body[len("call"):].strip(), sql)
     table = exp.to_table(body.split(None, 2)[2].strip(), dialect="spark") if len(body.split()) > 2 else None
