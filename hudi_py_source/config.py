@@ -212,6 +212,18 @@ HIVE_STYLE_PARTITIONING = define("hoodie.datasource.write.hive_style_partitionin
                                  "Partition folders named field=value.")
 URL_ENCODE_PARTITIONING = define("hoodie.datasource.write.partitionpath.urlencode", False, bool,
                                  "URL-encode partition path values.")
+CDC_ENABLED = define(
+    "hoodie.table.cdc.enabled", False, bool,
+    "Change data capture, fixed when the table is created and recorded in hoodie.properties: every merge of a "
+    "file group also writes its changes as a `.cdc` log file, and the incremental query answers "
+    "hoodie.datasource.query.incremental.format=cdc. A write to an existing table that gives another value is "
+    "refused.")
+CDC_LOGGING_MODE = define(
+    "hoodie.table.cdc.supplemental.logging.mode", "DATA_BEFORE_AFTER", str,
+    "What a `.cdc` log file keeps of each change (recorded in hoodie.properties with CDC): OP_KEY_ONLY the operation "
+    "and record key, DATA_BEFORE also the record before, DATA_BEFORE_AFTER also the record after and the commit "
+    "time; a CDC query finds the rest in the table's files.",
+    choices=("OP_KEY_ONLY", "DATA_BEFORE", "DATA_BEFORE_AFTER"))
 POPULATE_META_FIELDS = define("hoodie.populate.meta.fields", True, bool,
                               "Fill the _hoodie_* meta columns.")
 METADATA_ENABLE = define(
@@ -421,6 +433,11 @@ DATA_SKIPPING = define(
     "reuses a DataFrame's last pruned plan for later scans of it that push no filter.")
 QUERY_TYPE = define("hoodie.datasource.query.type", "snapshot", str, "Query type.",
                     choices=("snapshot", "read_optimized", "incremental"))
+INCREMENTAL_FORMAT = define(
+    "hoodie.datasource.query.incremental.format", "latest_state", str,
+    "What an incremental query returns: latest_state the records the range's commits wrote, cdc their changes "
+    "(op, ts_ms, before, after) on a table written with hoodie.table.cdc.enabled.",
+    choices=("latest_state", "cdc"))
 
 # --- compaction (merge-on-read) -----------------------------------------------------------------
 COMPACT_INLINE = define("hoodie.compact.inline", False, bool,

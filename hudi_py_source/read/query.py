@@ -14,9 +14,10 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from ..config import QUERY_TYPE, HoodieConfig
-from ..errors import HoodieTableChangedError
+from ..config import INCREMENTAL_FORMAT, QUERY_TYPE, HoodieConfig
+from ..errors import HoodieConfigError, HoodieTableChangedError
 from ..storage import Storage
+from .cdc import read_cdc
 from .incremental import plan_incremental
 from .plan import ReadPlan, read_split
 from .predicates import Predicate
@@ -44,9 +45,17 @@ def _again_if_changed(storage: Storage, attempt: Callable[[], T]) -> T:
     return attempt()
 
 
+def _is_cdc(cfg: HoodieConfig) -> bool:
+    return cfg.get(QUERY_TYPE) == "incremental" and cfg.get(INCREMENTAL_FORMAT) == "cdc"
+
+
 def _plan_once(storage: Storage, options: dict[str, Any] | None, predicates: list[Predicate] | None,
                as_of: str | None) -> ReadPlan:
     cfg = HoodieConfig(options or {})
+    if _is_cdc(cfg):
+        raise HoodieConfigError(f"{INCREMENTAL_FORMAT.key}=cdc returns change rows, not files to read: call "
+                                "hudi_py_source.read.cdc.read_cdc (or read_table) instead of planning",
+                                key=INCREMENTAL_FORMAT.key)
     if cfg.get(QUERY_TYPE) == "incremental":
         return plan_incremental(storage, cfg, predicates or [])
     return plan_snapshot(storage, cfg, predicates or [], as_of)
@@ -62,6 +71,9 @@ def read_table(storage: Storage, options: dict[str, Any] | None = None, predicat
 
 def _read_once(storage: Storage, options: dict[str, Any] | None, predicates: list[Predicate] | None,
                columns: list[str] | None, as_of: str | None) -> pa.Table:
+    if _is_cdc(HoodieConfig(options or {})):
+        rows = read_cdc(storage, options)
+        return rows if columns is None else rows.select(columns)
     plan = _plan_once(storage, options, predicates, as_of)
     plan.columns = columns
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:

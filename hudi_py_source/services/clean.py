@@ -251,7 +251,7 @@ def _replacing_instants(table: HoodieTable) -> dict[FileGroupId, str]:
 def _slice_files(file_slice: FileSlice) -> list[str]:
     """A slice goes whole: its base file and the log files written against it."""
     base = [file_slice.base_file.path] if file_slice.base_file else []
-    return base + [log.path for log in file_slice.log_files]
+    return base + [log.path for log in file_slice.log_files + file_slice.cdc_files]
 
 
 def _by_commits(slices: list[FileSlice], earliest: Instant, guards: _Guards) -> list[FileSlice]:

@@ -56,11 +56,15 @@ class LogFile:
 
 @dataclass
 class FileSlice:
+    """A base file and the log files merged into it. `.cdc` logs (change data capture) hold no records of the
+    slice: they are kept apart in `cdc_files`, for the cleaner to delete with the slice."""
+
     partition_path: str
     file_id: str
     base_instant: str
     base_file: BaseFile | None = None
     log_files: list[LogFile] = field(default_factory=list)
+    cdc_files: list[LogFile] = field(default_factory=list)
 
 
 @dataclass
@@ -177,7 +181,8 @@ class FileSystemView:
                 slices.setdefault(log.base_instant, FileSlice(partition, file_id, log.base_instant))
             keys = [t for t in slices if t <= anchor]
             key = max(keys) if keys else log.base_instant
-            slices.setdefault(key, FileSlice(partition, file_id, key)).log_files.append(log)
+            file_slice = slices.setdefault(key, FileSlice(partition, file_id, key))
+            (file_slice.cdc_files if log.suffix else file_slice.log_files).append(log)
         for file_slice in slices.values():
             file_slice.log_files.sort(key=LogFile.sort_key)
         return [slices[t] for t in sorted(slices) if vis.shows(t)]

@@ -41,6 +41,9 @@ DROP_PARTITION_COLUMNS = "hoodie.datasource.write.drop.partition.columns"
 CREATE_SCHEMA = "hoodie.table.create.schema"
 CHECKSUM = "hoodie.table.checksum"
 METADATA_PARTITIONS = "hoodie.table.metadata.partitions"
+CDC_ENABLED = "hoodie.table.cdc.enabled"
+CDC_LOGGING_MODE = "hoodie.table.cdc.supplemental.logging.mode"
+DEFAULT_CDC_LOGGING_MODE = "DATA_BEFORE_AFTER"
 
 DEFAULT_PAYLOAD_CLASS = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
 DEFAULT_MERGER_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
@@ -353,6 +356,15 @@ class TableProperties(Mapping[str, str]):
     @property
     def drop_partition_columns(self) -> bool:
         return _as_bool(self._values.get(DROP_PARTITION_COLUMNS), False)
+
+    @property
+    def cdc_enabled(self) -> bool:
+        return _as_bool(self._values.get(CDC_ENABLED), False)
+
+    @property
+    def cdc_logging_mode(self) -> str:
+        """OP_KEY_ONLY, DATA_BEFORE or DATA_BEFORE_AFTER; Hudi reads the recorded value in any case."""
+        return (self._values.get(CDC_LOGGING_MODE) or DEFAULT_CDC_LOGGING_MODE).strip().upper()
 
     @property
     def checksum(self) -> int | None:

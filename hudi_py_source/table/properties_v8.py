@@ -19,6 +19,8 @@ from ..errors import HoodieConfigError
 from .properties import (
     ARCHIVE_FOLDER,
     BASE_FILE_FORMAT,
+    CDC_ENABLED,
+    CDC_LOGGING_MODE,
     CREATE_SCHEMA,
     DATABASE_NAME,
     DROP_PARTITION_COLUMNS,
@@ -45,7 +47,6 @@ INITIAL_VERSION = "hoodie.table.initial.version"
 TIMELINE_PATH = "hoodie.timeline.path"
 HISTORY_PATH = "hoodie.timeline.history.path"
 TABLE_FORMAT = "hoodie.table.format"
-CDC_ENABLED = "hoodie.table.cdc.enabled"
 MULTIPLE_BASE_FORMATS = "hoodie.table.multiple.base.file.formats.enable"
 METAFILE_BASE_FORMAT = "hoodie.partition.metafile.use.base.format"
 CHECKSUM = "hoodie.table.checksum"
@@ -70,6 +71,7 @@ _V8_ORDER = (PAYLOAD_CLASS, INITIAL_VERSION, KEYGEN_TYPE, TYPE, PRECOMBINE_FIELD
              MERGE_MODE, VERSION)
 _V9_ORDER = (KEYGEN_TYPE, TYPE, LAYOUT_VERSION, HISTORY_PATH, CHECKSUM, DROP_PARTITION_COLUMNS, TABLE_FORMAT,
              HIVE_STYLE, URL_ENCODE, MERGE_MODE, VERSION, INITIAL_VERSION, PARTITION_FIELDS, CDC_ENABLED,
+             CDC_LOGGING_MODE,
              ARCHIVE_FOLDER, MULTIPLE_BASE_FORMATS, TIMELINE_TIMEZONE, NAME, RECORDKEY_FIELDS, TIMELINE_PATH,
              ORDERING_FIELDS, METAFILE_BASE_FORMAT, POPULATE_META_FIELDS, BASE_FILE_FORMAT, CREATE_SCHEMA,
              DATABASE_NAME)
@@ -112,7 +114,8 @@ def for_new_table_v8(version: int, values: Mapping[str, str], merge: str) -> Tab
         if ordering:
             out[PRECOMBINE_FIELD] = ordering
         return _ordered(out, _V8_ORDER)
-    out.update({TABLE_FORMAT: "native", CDC_ENABLED: "false", ARCHIVE_FOLDER: HISTORY_FOLDER,
+    out.setdefault(CDC_ENABLED, "false")
+    out.update({TABLE_FORMAT: "native", ARCHIVE_FOLDER: HISTORY_FOLDER,
                 MULTIPLE_BASE_FORMATS: "false", METAFILE_BASE_FORMAT: "false", BASE_FILE_FORMAT: "PARQUET"})
     out.setdefault(TIMELINE_TIMEZONE, "LOCAL")
     out.setdefault(POPULATE_META_FIELDS, "true")

@@ -14,6 +14,8 @@ from typing import Any
 import pyarrow as pa
 
 from ..config import (
+    CDC_ENABLED,
+    CDC_LOGGING_MODE,
     COMBINE_BEFORE_INSERT,
     DATABASE_NAME,
     HIVE_STYLE_PARTITIONING,
@@ -119,6 +121,27 @@ def _check_against_table(props: TableProperties, cfg: HoodieConfig) -> None:
             f"fields {','.join(props.record_key_fields)}"
         )
     _check_payload_against_table(props, cfg)
+    _check_cdc_against_table(props, cfg)
+
+
+def _check_cdc_against_table(props: TableProperties, cfg: HoodieConfig) -> None:
+    """Change data capture is a property of the table, set when it is created (Hudi reads it from
+    hoodie.properties only): an option asking for another setting would be ignored, so it is refused."""
+    differs = {CDC_ENABLED: (cfg.get(CDC_ENABLED) != props.cdc_enabled, str(props.cdc_enabled).lower()),
+               CDC_LOGGING_MODE: (props.cdc_enabled and cfg.get(CDC_LOGGING_MODE) != props.cdc_logging_mode,
+                                  props.cdc_logging_mode)}
+    for option, (different, recorded) in differs.items():
+        if cfg.is_set(option) and different:
+            raise HoodieConfigError(
+                f"{option.key}={cfg.raw_value(option.key)} does not match the table, which records {recorded}: "
+                "change data capture is set when a table is created", key=option.key)
+
+
+def _cdc_properties(cfg: HoodieConfig) -> dict[str, str]:
+    """What a new table records of change data capture: nothing unless it is on, as Hudi 0.14 and 1.x write it."""
+    if not cfg.get(CDC_ENABLED):
+        return {}
+    return {CDC_ENABLED.key: "true", CDC_LOGGING_MODE.key: cfg.get(CDC_LOGGING_MODE)}
 
 
 def _check_payload_against_table(props: TableProperties, cfg: HoodieConfig) -> None:
@@ -223,7 +246,7 @@ def _v6_table_properties(cfg: HoodieConfig, schema: pa.Schema, avro: dict[str, A
         populate_meta_fields=cfg.get(POPULATE_META_FIELDS),
         timezone=cfg.get(TIMELINE_TIMEZONE),
         payload_class=cfg.get(PAYLOAD_CLASS),
-        extra={"hoodie.database.name": cfg.get(DATABASE_NAME),
+        extra={"hoodie.database.name": cfg.get(DATABASE_NAME), **_cdc_properties(cfg),
                **{k: str(v) for k, v in cfg.as_dict().items() if k.startswith("hoodie.keygen.timebased.")}},
     )
 
@@ -311,7 +334,8 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
             table = table.reload()
     last = table.timeline.last_completed_commit()
     job = WriteJob(storage, cfg.as_dict(), "", operation, schema, to_json(avro), name,
-                   last.timestamp if last else None, table.props.table_type, table)
+                   last.timestamp if last else None, table.props.table_type, table,
+                   cdc_mode=table.props.cdc_logging_mode if table.props.cdc_enabled else None)
     job.instant_time = _open_instant(table, job)
     return job
 

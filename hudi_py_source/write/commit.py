@@ -131,8 +131,9 @@ def delete_unreported_files(storage: Storage, instant_time: str, stats: list[Wri
 
     A CREATE or MERGE marker names its base file. An APPEND marker names the slice and the attempt's write token:
     when that attempt reported log files it reported all it wrote, so only the logs of attempts that reported
-    none are looked up (one listing of their partition)."""
-    reported = frozenset(stat.path for stat in stats if stat.path is not None)
+    none are looked up (one listing of their partition). A merge's `.cdc` log is reported in its `cdcStats`."""
+    reported = frozenset([stat.path for stat in stats if stat.path is not None]
+                         + [path for stat in stats for path in stat.cdc_stats or {}])
     appended = {_log_writer(stat) for stat in stats if stat.log_version is not None}
     for marker in WriteMarkers(storage, instant_time).list_markers():
         if marker.io_type != "APPEND":

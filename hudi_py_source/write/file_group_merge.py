@@ -39,13 +39,14 @@ from ..io.base_file import (
 )
 from ..io.conform import conform
 from ..keygen import key_generator
-from ..merge.payload import drop_soft_deletes, merge_with_stored
+from ..merge.payload import MergeResult, drop_soft_deletes, merge_with_stored
 from ..merge.spillable_map import SpillableRecordMap
 from ..table.file_group_id import FileGroupId
 from ..table.file_names import make_base_file_name
 from ..table.partition_metadata import write_partition_metadata
 from ..timeline.commit_metadata import WriteStat
 from .base_files import base_file_write_stat, base_file_writer
+from .cdc_files import CdcCollector, rows_of_keys
 from .job import WriteJob
 from .markers import WriteMarkers
 from .new_file_groups import meta_schema
@@ -146,20 +147,34 @@ def _conform_stored(job: WriteJob, stored: pa.Table) -> pa.Table:
     return table.append_column(KEY_COLUMN, key_generator(job.config).record_keys(table))
 
 
-def _apply_deletes(stored: pa.Table, matches: pa.Table, counts: _Counts) -> tuple[pa.Table, pa.Table]:
+def _apply_deletes(stored: pa.Table, matches: pa.Table, counts: _Counts,
+                   cdc: CdcCollector | None) -> tuple[pa.Table, pa.Table]:
     """Deletes by key (the delete operation) win whatever the payload, as Hudi's empty payload does."""
     deletes = matches.column(DELETE_COLUMN)
     if not pc.any(deletes).as_py():
         return stored, matches
     doomed = matches.filter(deletes).column(KEY_COLUMN)
-    keep = pc.invert(pc.is_in(stored.column(KEY_COLUMN), value_set=doomed))
-    remaining = stored.filter(keep)
+    hit = pc.is_in(stored.column(KEY_COLUMN), value_set=doomed)
+    remaining = stored.filter(pc.invert(hit))
     counts.deleted += stored.num_rows - remaining.num_rows
+    if cdc is not None:
+        gone = stored.filter(hit)
+        cdc.deleted(gone.column(KEY_COLUMN).combine_chunks(), gone)
     return remaining, matches.filter(pc.invert(deletes))
 
 
+def _record_merge(cdc: CdcCollector, stored: pa.Table, merged: MergeResult, written: pa.Table) -> None:
+    """The changes of one merged batch: soft deletes with their stored record, records an incoming one
+    replaced with the stored record and the one written (a stored record that won changed nothing)."""
+    if len(merged.deleted_keys):
+        cdc.deleted(merged.deleted_keys, rows_of_keys(stored, KEY_COLUMN, merged.deleted_keys))
+    if merged.updated_count:
+        keys = merged.rows.column(KEY_COLUMN).filter(merged.from_incoming).combine_chunks()
+        cdc.updated(keys, rows_of_keys(stored, KEY_COLUMN, keys), written.filter(merged.from_incoming))
+
+
 def _write_merged(job: WriteJob, target: Target, incoming: SpillableRecordMap, writer: BaseFileWriter,
-                  file_name: str, task_id: int, counts: _Counts) -> None:
+                  file_name: str, task_id: int, counts: _Counts, cdc: CdcCollector | None) -> None:
     """Stored rows and their updates; their keys are the old file's, so its bloom filter carries over."""
     payload = job.config.get(PAYLOAD_CLASS)
     known = writer.carry_keys(read_footer(job.storage, target.base_path or ""))
@@ -167,7 +182,7 @@ def _write_merged(job: WriteJob, target: Target, incoming: SpillableRecordMap, w
         stored = _conform_stored(job, stored)
         matches = incoming.lookup(stored.column(KEY_COLUMN))
         if matches.num_rows:
-            stored, matches = _apply_deletes(stored, matches, counts)
+            stored, matches = _apply_deletes(stored, matches, counts, cdc)
         if matches.num_rows == 0:
             writer.write(_copy_stored(job, stored, file_name), keys_known=known)
             continue
@@ -175,8 +190,10 @@ def _write_merged(job: WriteJob, target: Target, incoming: SpillableRecordMap, w
                                    job.ordering_field, payload)
         counts.deleted += len(merged.deleted_keys)
         counts.updated += merged.updated_count
-        writer.write(_restamped(job, merged.rows, merged.from_incoming, target, file_name, task_id, counts),
-                     keys_known=known)
+        written = _restamped(job, merged.rows, merged.from_incoming, target, file_name, task_id, counts)
+        if cdc is not None:
+            _record_merge(cdc, stored, merged, written)
+        writer.write(written, keys_known=known)
 
 
 def _restamped(job: WriteJob, rows: pa.Table, from_incoming: pa.BooleanArray, target: Target, file_name: str,
@@ -202,11 +219,13 @@ def _restamped(job: WriteJob, rows: pa.Table, from_incoming: pa.BooleanArray, ta
 
 
 def _write_inserts(job: WriteJob, target: Target, rows: pa.Table, writer: BaseFileWriter, file_name: str,
-                   task_id: int, counts: _Counts) -> None:
+                   task_id: int, counts: _Counts, cdc: CdcCollector | None = None) -> None:
     rows = drop_soft_deletes(rows.filter(pc.invert(rows.column(DELETE_COLUMN))))
     if rows.num_rows:
         writer.write(_stamp(job, rows, target, file_name, task_id, counts))
         counts.inserted += rows.num_rows
+        if cdc is not None:
+            cdc.inserted(rows.column(KEY_COLUMN).combine_chunks(), rows)
 
 
 def write_file_group(job: WriteJob, target: Target, incoming: Iterable[pa.Table], token: str,
@@ -216,29 +235,39 @@ def write_file_group(job: WriteJob, target: Target, incoming: Iterable[pa.Table]
     started = time.monotonic()
     counts = _Counts()
     writer, file_name, rel_path = _open_writer(job, target, token)
+    cdc = None
     if target.base_path is None:
         for chunk in incoming:
             _write_inserts(job, target, chunk, writer, file_name, task_id, counts)
     else:
-        cfg = job.config
-        records: SpillableRecordMap | None = None
-        try:
-            for chunk in incoming:
-                if records is None:
-                    records = SpillableRecordMap(chunk.schema, KEY_COLUMN, cfg.get(MERGE_MAX_MEMORY),
-                                                 cfg.get(SPILLABLE_MAP_PATH))
-                records.put_all(chunk)
-            if records is not None:
-                _write_merged(job, target, records, writer, file_name, task_id, counts)
-                for rest in records.remaining():
-                    _write_inserts(job, target, rest, writer, file_name, task_id, counts)
-        finally:
-            if records is not None:
-                records.close()
+        cdc = CdcCollector(job.cdc_mode, job.schema.names, job.instant_time) if job.cdc_mode else None
+        _merge_into(job, target, incoming, writer, file_name, task_id, counts, cdc)
     stats = writer.close()
     elapsed = int((time.monotonic() - started) * 1000)
     stat = base_file_write_stat(target.file_id, target.partition_path, rel_path, target.base_instant,
                                 stats.num_rows, stats.file_size, elapsed, counts.inserted, counts.updated,
                                 counts.deleted)
     stat.prev_base_file = posixpath.basename(target.base_path) if target.base_path else None
+    if cdc is not None:
+        stat.cdc_stats = cdc.write(job.storage, target.partition_path, target.file_id, token, job.avro_schema_json)
     return stat
+
+
+def _merge_into(job: WriteJob, target: Target, incoming: Iterable[pa.Table], writer: BaseFileWriter,
+                file_name: str, task_id: int, counts: _Counts, cdc: CdcCollector | None) -> None:
+    """The old base file's rows merged with the incoming records, then the records it did not hold."""
+    cfg = job.config
+    records: SpillableRecordMap | None = None
+    try:
+        for chunk in incoming:
+            if records is None:
+                records = SpillableRecordMap(chunk.schema, KEY_COLUMN, cfg.get(MERGE_MAX_MEMORY),
+                                             cfg.get(SPILLABLE_MAP_PATH))
+            records.put_all(chunk)
+        if records is not None:
+            _write_merged(job, target, records, writer, file_name, task_id, counts, cdc)
+            for rest in records.remaining():
+                _write_inserts(job, target, rest, writer, file_name, task_id, counts, cdc)
+    finally:
+        if records is not None:
+            records.close()

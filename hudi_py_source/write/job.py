@@ -40,6 +40,7 @@ class WriteJob:
     as_of: str | None = None
     table_type: str = "COPY_ON_WRITE"
     loaded: HoodieTable | None = field(default=None, compare=False, repr=False)
+    cdc_mode: str | None = None  # the table's CDC logging mode, None without change data capture
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "loaded": None}

@@ -151,8 +151,7 @@ def append_file_group(job: WriteJob, target: Target, incoming: pa.Table, token: 
     WriteMarkers(job.storage, job.instant_time).create(
         target.partition_path, append_marker_name(target.file_id, token, base_instant), "APPEND")
     version = next_log_version(target.log_files, base_instant)
-    names = [] if by_delta_commit else list(target.log_files)
-    base_file = "" if by_delta_commit or not target.base_path else posixpath.basename(target.base_path)
+    names, base_file = _stat_slice(job, target, by_delta_commit)
     stats = []
     for log in _roll(blocks, job.config.get(LOGFILE_MAX_SIZE)):
         name = make_log_file_name(target.file_id, base_instant, version, token)
@@ -162,6 +161,17 @@ def append_file_group(job: WriteJob, target: Target, incoming: pa.Table, token: 
         stats.append(_delta_stat(target, base_instant, base_file, log, written, version, names, started))
         version += 1
     return stats
+
+
+def _stat_slice(job: WriteJob, target: Target, by_delta_commit: bool) -> tuple[list[str], str]:
+    """The slice a delta stat names (`logFiles` before this write's, `baseFile`). Version 6 names the slice the log
+    joins. Hudi 1.x names none ("" and the log alone), except on a CDC table, where it names the slice's base file
+    and logs: its CDC query reads the file group before the delta commit from them (checked on Apache Hudi 1.2.0's
+    CDC tables; without them its query fails)."""
+    base = posixpath.basename(target.base_path) if target.base_path else ""
+    if by_delta_commit and not job.cdc_mode:
+        return [], ""
+    return list(target.log_files), base
 
 
 def _delta_stat(target: Target, base_instant: str, base_file: str, log: _LogFile, written: WrittenLogFile,

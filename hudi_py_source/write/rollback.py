@@ -28,13 +28,15 @@ WRITE_ACTIONS = frozenset({"commit", "deltacommit", "replacecommit"})
 
 
 def _logs_of_completed_instant(table: HoodieTable, instant: Instant) -> set[str]:
-    """Log files a completed delta commit wrote, from its write stats (its markers are gone by now).
+    """Log files a completed instant wrote, from its write stats (its markers are gone by now): a merge's `.cdc`
+    log by its `cdcStats`, a delta commit's logs by its delta stats.
 
     A stat's `logFiles` may also name older logs of the slice (Hudi lists them), so only logs whose first
     block the instant wrote are taken. A log the instant appended to behind an older block (Hudi on HDFS)
     cannot be deleted whole: that refuses the rollback before anything is deleted."""
     found: set[str] = set()
     for stat in table.timeline.read_commit_metadata(instant).all_write_stats():
+        found.update(stat.cdc_stats or {})
         if not stat.is_delta or not stat.path:
             continue
         folder = posixpath.dirname(stat.path)
