@@ -35,6 +35,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
+from ..read.cdc import read_cdc
 from ..read.plan import ReadPlan, Split, read_split
 from ..read.predicates import Predicate, supports, to_expression
 from ..read.query import plan_read
@@ -118,6 +119,22 @@ class PyHudiReader(DataSourceReader):
                 yield pa.RecordBatch.from_arrays(
                     [c.cast(f.type) for c, f in zip(batch.columns, self.arrow_schema)], schema=self.arrow_schema
                 )
+
+
+class PyHudiCdcReader(DataSourceReader):
+    """The CDC query (incremental, format cdc): Hudi's op / ts_ms / before / after rows of the range's commits,
+    read in one task (the core walks the commits in instant order)."""
+
+    def __init__(self, options: dict[str, Any], schema: StructType) -> None:
+        self.options = options
+        self.arrow_schema = to_arrow_schema(schema, timezone="UTC")
+
+    def partitions(self) -> list[InputPartition]:
+        return [InputPartition(0)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        rows = read_cdc(table_storage(self.options), hoodie_options(self.options))
+        yield from rows.cast(self.arrow_schema).to_batches()
 
 
 class PyHudiPruningReader(PyHudiReader):

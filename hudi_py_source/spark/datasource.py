@@ -7,13 +7,14 @@ from __future__ import annotations
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
 
-from ..config import DATA_SKIPPING, QUERY_TYPE, HoodieConfig
+from ..config import DATA_SKIPPING, INCREMENTAL_FORMAT, QUERY_TYPE, HoodieConfig
 from ..errors import HoodieConfigError
+from ..read.cdc import CDC_SCHEMA
 from ..read.plan import full_schema
 from ..read.snapshot import resolve_as_of
 from ..table.hoodie_table import HoodieTable, table_exists
 from ..write.client import create_table
-from .batch import PyHudiPruningReader, PyHudiReader, PyHudiWriter, spark_schema
+from .batch import PyHudiCdcReader, PyHudiPruningReader, PyHudiReader, PyHudiWriter, spark_schema
 from .catalog import (
     COLUMNS_OPTION,
     is_catalog_ddl,
@@ -39,6 +40,8 @@ class PyHudiDataSource(DataSource):
         options = dict(self.options)
         storage = table_storage(options)
         cfg = HoodieConfig(hoodie_options(options))
+        if _is_cdc(cfg):
+            return spark_schema(CDC_SCHEMA)
         as_of = None if cfg.get(QUERY_TYPE) == "incremental" else resolve_as_of(cfg, None)
         if is_catalog_ddl(options) and not table_exists(storage):
             if not options.get(COLUMNS_OPTION):
@@ -53,9 +56,12 @@ class PyHudiDataSource(DataSource):
         schema = spark_schema(full_schema(data))
         return tag_schema(schema, options) if is_catalog_ddl(options) else schema
 
-    def reader(self, schema: StructType) -> PyHudiReader:
+    def reader(self, schema: StructType) -> PyHudiReader | PyHudiCdcReader:
         options, _ = resolve_options(dict(self.options), schema)
-        if HoodieConfig(hoodie_options(options)).get(DATA_SKIPPING):
+        cfg = HoodieConfig(hoodie_options(options))
+        if _is_cdc(cfg):
+            return PyHudiCdcReader(options, schema)
+        if cfg.get(DATA_SKIPPING):
             return PyHudiPruningReader(options, schema)
         return PyHudiReader(options, schema)
 
@@ -72,3 +78,7 @@ class PyHudiDataSource(DataSource):
     def streamReader(self, schema: StructType) -> PyHudiStreamReader:
         """`spark.readStream.format("pyhudi")`: the records of each newly completed commit."""
         return PyHudiStreamReader(dict(self.options), schema)
+
+
+def _is_cdc(cfg: HoodieConfig) -> bool:
+    return bool(cfg.get(QUERY_TYPE) == "incremental" and cfg.get(INCREMENTAL_FORMAT) == "cdc")

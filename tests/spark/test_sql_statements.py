@@ -215,3 +215,24 @@ def test_refusals_name_what_to_write(spark: SparkSession, run: dict[str, Any]) -
     with pytest.raises(Exception, match="CALL show_nothing: no such procedure for pyhudi tables; procedures: "):
         spark.sql("CALL show_nothing(table => 'sqltest.trips')")
     assert Path(run["path"]).exists()
+
+
+def test_change_data_capture_through_sql_and_the_dataframe_reader(spark: SparkSession, run: dict[str, Any]) -> None:
+    """hudi_table_changes(t, 'cdc', …) and format=cdc return the core's CDC rows: Hudi's op, ts_ms, before,
+    after."""
+    spark.sql("CREATE TABLE sqltest.changes (id INT, v STRING) USING pyhudi TBLPROPERTIES (primaryKey = 'id', "
+              "hoodie.table.cdc.enabled = 'true')")
+    spark.sql("INSERT INTO sqltest.changes VALUES (1, 'a'), (2, 'b')")
+    spark.sql("UPDATE sqltest.changes SET v = 'a2' WHERE id = 1")
+    spark.sql("DELETE FROM sqltest.changes WHERE id = 2")
+    path = str(run["base"] / "db" / "changes")
+    core = Table(path).read_incremental("000", options={"hoodie.datasource.query.incremental.format": "cdc"})
+    assert [(r["op"], r["before"] is None) for r in core.to_pylist()] == [("i", True), ("i", True), ("u", False),
+                                                                         ("d", False)]
+    through_sql = collect(spark, "SELECT op, ts_ms, before, after FROM "
+                                 "hudi_table_changes('sqltest.changes', 'cdc', 'earliest')")
+    assert through_sql == core.to_pylist()
+    through_reader = [r.asDict() for r in spark.read.format("pyhudi").options(**{
+        "hoodie.datasource.query.type": "incremental", "hoodie.datasource.query.incremental.format": "cdc",
+        "hoodie.datasource.read.begin.instanttime": "0"}).load(path).collect()]
+    assert through_reader == core.to_pylist()

@@ -13,14 +13,13 @@ from collections.abc import Callable
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
-from ...config import AS_OF_INSTANT, QUERY_TYPE, READ_BEGIN_INSTANT, READ_END_INSTANT
+from ...config import AS_OF_INSTANT, INCREMENTAL_FORMAT, QUERY_TYPE, READ_BEGIN_INSTANT, READ_END_INSTANT
 from ...errors import HoodieConfigError
 from ..options import STORAGE_OPTIONS_KEY
 from .ddl import property_value
 from .tables import RegisteredTable, named_table, registered_table
 
 SparkSql = Callable[[str], DataFrame]
-INCREMENTAL_FORMAT = "hoodie.datasource.query.incremental.format"
 _FORMATS = ("latest_state", "cdc")
 _VIEWS = itertools.count()
 
@@ -82,7 +81,7 @@ def _changes_view(spark: SparkSession, call: exp.Anonymous) -> str:
         raise HoodieConfigError("hudi_table_changes takes (table, 'latest_state' | 'cdc', begin instant or "
                                 f"'earliest'[, end instant]), got ({', '.join(args)})")
     found = named_table(spark, args[0], "hudi_table_changes")
-    options = {QUERY_TYPE.key: "incremental", INCREMENTAL_FORMAT: args[1].lower(),
+    options = {QUERY_TYPE.key: "incremental", INCREMENTAL_FORMAT.key: args[1].lower(),
                READ_BEGIN_INSTANT.key: "000" if args[2].lower() == "earliest" else args[2]}
     if len(args) == 4:
         options[READ_END_INSTANT.key] = args[3]
