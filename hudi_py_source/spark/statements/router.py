@@ -17,14 +17,16 @@ from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from . import ddl, dml, procedures, queries
+from . import ddl, dml, indexes, procedures, queries
 from .tables import registered_table
 
 SparkSql = Callable[[str], DataFrame]
 PROVIDERS = ("pyhudi", "hudi")
 # Statements that can concern pyhudi, by their first words; anything else skips the parser.
-_CANDIDATE = re.compile(r"^\s*(create|insert|update|delete|merge|drop|alter|show\s+partitions|call|select|with|"
+_CANDIDATE = re.compile(r"^\s*(create|insert|update|delete|merge|drop|alter|show\s+(partitions|index)|call|select|with|"
                         r"from|\()", re.IGNORECASE)
+# Statements sqlglot does not read: routed on their words, read by their handlers.
+_COMMANDS = ("call", "show", "create index", "drop index")
 _LEADING_COMMENTS = re.compile(r"^(\s*(--[^\n]*(\n|$)|/\*.*?\*/))*", re.DOTALL)
 _QUERY_MARKERS = re.compile(r"\bas\s+of\b|hudi_table_changes", re.IGNORECASE)
 
@@ -47,7 +49,7 @@ def _parse(text: str) -> exp.Expression | None:
     lowered = text.lstrip().lower()
     if lowered.startswith(("select", "with", "from", "(")) and not _QUERY_MARKERS.search(text):
         return None
-    if lowered.startswith("call") or lowered.startswith("show"):
+    if lowered.startswith(_COMMANDS):
         return exp.Command(this=lowered.split()[0].upper(), expression=exp.Literal.string(text.strip()))
     try:
         parsed = sqlglot.parse_one(text, dialect="spark")
@@ -73,13 +75,27 @@ def _creates_with_columns(create: exp.Create) -> bool:
 
 
 def _command(spark: SparkSession, command: exp.Command, sql: SparkSql) -> DataFrame | None:
-    body = str(command.expression.name).rstrip(";")
-    if str(command.this).upper() == "CALL":
+    body = str(command.expression.name).rstrip(";").strip()
+    words = body.split()
+    first = " ".join(words[:2]).lower()
+    if words[0].lower() == "call":
         return procedures.call(spark, body[len("call"):].strip(), sql)
-    table = exp.to_table(body.split(None, 2)[2].strip(), dialect="spark") if len(body.split()) > 2 else None
-    if table is None or registered_table(spark, table) is None:
-        return None
-    return ddl.show_partitions(spark, table)
+    if first == "create index":
+        return indexes.create(spark, body, sql) if _names_pyhudi_table(spark, indexes.parse_create(body).table) \
+            else None
+    if first == "drop index":
+        return indexes.drop(spark, body, sql) if _names_pyhudi_table(spark, indexes.parse_drop(body).table) \
+            else None
+    if len(words) == 3 and first == "show partitions" and _names_pyhudi_table(spark, words[2]):
+        return ddl.show_partitions(spark, exp.to_table(words[2], dialect="spark"))
+    if len(words) == 4 and first in ("show indexes", "show index") and words[2].lower() in ("from", "in") \
+            and _names_pyhudi_table(spark, words[3]):
+        return indexes.show(spark, words[3])
+    return None
+
+
+def _names_pyhudi_table(spark: SparkSession, name: str) -> bool:
+    return registered_table(spark, exp.to_table(name, dialect="spark")) is not None
 
 
 def _target(parsed: exp.Expression) -> exp.Table | None:

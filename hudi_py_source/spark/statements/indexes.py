@@ -1,0 +1,137 @@
+"""CREATE INDEX, DROP INDEX and SHOW INDEXES on pyhudi tables: Hudi 1.x's index statements.
+
+pyhudi builds and drops the record index (`CREATE INDEX record_index ON t (key)`, with Hudi's
+hoodie.metadata.record.index.enable) and lists the metadata table's indexes. Secondary indexes (a non-key
+column) and expression indexes (`USING bloom_filters(…)`, `USING column_stats(…)`) it cannot write yet: those
+statements are refused, saying that queries return the same rows without them. sqlglot reads none of these
+statements, so they are read here from sqlglot's Spark tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame, SparkSession
+from sqlglot import Token, TokenType, exp
+from sqlglot.dialects.spark import Spark
+
+from ...config import METADATA_RECORD_INDEX_ENABLE, HoodieConfig
+from ...errors import HoodieConfigError, HoodieUnsupportedError
+from ...table.mdt import FILES_PARTITION
+from ...table.record_index import RECORD_INDEX_PARTITION
+from ...write.metadata_writer import prepare_metadata_table
+from .tables import RegisteredTable, required_table
+
+SparkSql = Callable[[str], DataFrame]
+SHOW_SCHEMA = "index_name string, col_name string, index_type string, col_options string"
+
+
+@dataclass
+class IndexStatement:
+    """What an index statement names: the index, its table, Hudi's index type and columns, OPTIONS."""
+
+    name: str
+    table: str
+    index_type: str | None = None
+    columns: list[str] = field(default_factory=list)
+    if_not_exists: bool = False
+
+
+def _words(text: str) -> list[Token]:
+    return [t for t in Spark().tokenize(text) if t.token_type != TokenType.SEMICOLON]
+
+
+def _dotted(tokens: list[Token], at: int) -> tuple[str, int]:
+    """A possibly qualified name (db.t) starting at `at`; the name and the position after it."""
+    parts = [tokens[at].text]
+    at += 1
+    while at + 1 < len(tokens) and tokens[at].token_type == TokenType.DOT:
+        parts.append(tokens[at + 1].text)
+        at += 2
+    return ".".join(parts), at
+
+
+def parse_create(text: str) -> IndexStatement:
+    """CREATE INDEX [IF NOT EXISTS] name ON [TABLE] t [USING type] (columns) [OPTIONS (…)]."""
+    tokens = _words(text)[2:]
+    at, if_not_exists = 0, False
+    if [t.text.upper() for t in tokens[:3]] == ["IF", "NOT", "EXISTS"]:
+        at, if_not_exists = 3, True
+    name = tokens[at].text
+    if tokens[at + 1].token_type != TokenType.ON:
+        raise HoodieConfigError(f"CREATE INDEX {name}: write CREATE INDEX name ON table [USING type] (columns)")
+    at += 2
+    if tokens[at].text.upper() == "TABLE":
+        at += 1
+    table, at = _dotted(tokens, at)
+    index_type = None
+    if at < len(tokens) and tokens[at].token_type == TokenType.USING:
+        index_type, at = tokens[at + 1].text.lower(), at + 2
+    columns = []
+    if at < len(tokens) and tokens[at].token_type == TokenType.L_PAREN:
+        at += 1
+        while tokens[at].token_type != TokenType.R_PAREN:
+            if tokens[at].token_type != TokenType.COMMA:
+                columns.append(tokens[at].text)
+            at += 1
+    return IndexStatement(name, table, index_type, columns, if_not_exists)
+
+
+def parse_drop(text: str) -> IndexStatement:
+    """DROP INDEX [IF EXISTS] name ON [TABLE] t."""
+    tokens = _words(text)[2:]
+    at = 2 if [t.text.upper() for t in tokens[:2]] == ["IF", "EXISTS"] else 0
+    name = tokens[at].text
+    at += 2
+    if tokens[at].text.upper() == "TABLE":
+        at += 1
+    return IndexStatement(name, _dotted(tokens, at)[0])
+
+
+def _found(spark: SparkSession, name: str, statement: str) -> RegisteredTable:
+    return required_table(spark, exp.to_table(name, dialect="spark"), statement)
+
+
+def _record_index(spark: SparkSession, found: RegisteredTable, enable: bool, statement: str) -> None:
+    table = found.hudi()
+    cfg = HoodieConfig({**found.write_options, METADATA_RECORD_INDEX_ENABLE.key: str(enable).lower()})
+    prepare_metadata_table(table, cfg, statement)
+
+
+def create(spark: SparkSession, text: str, sql: SparkSql) -> DataFrame:
+    """Builds the record index; refuses the indexes pyhudi does not write."""
+    index = parse_create(text)
+    found = _found(spark, index.table, "CREATE INDEX")
+    keys = found.hudi().props.record_key_fields
+    if index.index_type is None and index.columns == keys and index.name == RECORD_INDEX_PARTITION:
+        _record_index(spark, found, True, f"CREATE INDEX {index.name}")
+        return sql("SELECT 1 WHERE false")
+    kind = (f"an expression index (USING {index.index_type})" if index.index_type
+            else f"a secondary index on {', '.join(index.columns)}")
+    raise HoodieUnsupportedError(
+        f"CREATE INDEX {index.name} ON {found.name}: pyhudi does not build {kind} yet. Queries on the table return "
+        f"the same rows without it: leave the statement out. pyhudi builds the record index "
+        f"(CREATE INDEX record_index ON {found.name} ({', '.join(keys)})), column stats and bloom filters "
+        "(hoodie.metadata.index.column.stats.enable, hoodie.metadata.index.bloom.filter.enable)",
+        feature=f"CREATE INDEX … {'USING ' + index.index_type if index.index_type else '(secondary index)'}")
+
+
+def drop(spark: SparkSession, text: str, sql: SparkSql) -> DataFrame:
+    index = parse_drop(text)
+    found = _found(spark, index.table, "DROP INDEX")
+    built = found.hudi().props.metadata_partitions
+    if index.name != RECORD_INDEX_PARTITION or index.name not in built:
+        raise HoodieConfigError(f"DROP INDEX {index.name} ON {found.name}: no such index pyhudi can drop; the table "
+                                f"has {', '.join(p for p in built if p != FILES_PARTITION) or 'none'}")
+    _record_index(spark, found, False, f"DROP INDEX {index.name}")
+    return sql("SELECT 1 WHERE false")
+
+
+def show(spark: SparkSession, table: str) -> DataFrame:
+    """SHOW INDEXES FROM t: the metadata table's indexes (every partition but `files`)."""
+    found = _found(spark, table, "SHOW INDEXES")
+    props = found.hudi().props
+    rows = [(p, ",".join(props.record_key_fields) if p == RECORD_INDEX_PARTITION else "", p, "")
+            for p in props.metadata_partitions if p != FILES_PARTITION]
+    return spark.createDataFrame(rows, SHOW_SCHEMA)
