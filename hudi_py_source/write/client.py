@@ -62,7 +62,7 @@ from .post_commit import finish_interrupted_inline_services, run_post_commit, va
 from .profile import WriteProfile
 from .record_columns import DELETE_COLUMN
 from .rollback import rollback_failed_writes, rollback_instant
-from .save_mode import operation_for, write_mode
+from .save_mode import OVERWRITE, operation_for, write_mode
 from .schema_evolution import evolve_schema
 from .upsert import prepare_rows, tag_rows, write_targets
 
@@ -122,6 +122,17 @@ def _check_against_table(props: TableProperties, cfg: HoodieConfig) -> None:
         )
     _check_payload_against_table(props, cfg)
     _check_cdc_against_table(props, cfg)
+
+
+def _contradicts(props: TableProperties, options: dict[str, Any]) -> bool:
+    """Whether the options ask for a different table than the one recorded (name, type, keys, CDC): an overwrite
+    then replaces the table itself, as Hudi's datasource deletes the table on every overwrite; otherwise pyhudi
+    overwrites its rows (insert_overwrite_table) and keeps its history."""
+    try:
+        _check_against_table(props, HoodieConfig(effective_options(props, options)))
+    except (HoodieConfigError, HoodieTableError):
+        return True
+    return False
 
 
 def _check_cdc_against_table(props: TableProperties, cfg: HoodieConfig) -> None:
@@ -303,6 +314,11 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
     if how is None:
         return None
     table = HoodieTable.load(storage, metadata_listing=None) if exists else None
+    if table is not None and how == OVERWRITE and _contradicts(table.props, options):
+        LOG.warning("%s: an overwrite whose options contradict the table's recorded settings: deleting the table "
+                    "and writing a new one, as Apache Hudi's datasource does", storage.base_url)
+        storage.delete_tree("")
+        table, exists = None, False
     cfg = HoodieConfig(effective_options(table.props if table else None, options))
     version = version_to_write(cfg, table.props if table else None)
     if table is not None:

@@ -6,7 +6,9 @@ the one statement of what each mode means, so the three cannot drift apart:
 
 - append writes into the table, creating it when missing;
 - overwrite replaces the table's rows: on an existing table the write runs as insert_overwrite_table (unless it is
-  an insert_overwrite already), on a missing one it is a first write;
+  an insert_overwrite already), keeping the table's history, on a missing one it is a first write; when its options
+  contradict the table's recorded settings (keys, type, CDC), the table itself is deleted and written anew, as
+  Apache Hudi's datasource does on every overwrite (write/client.py);
 - errorifexists refuses an existing table and writes a missing one;
 - ignore writes nothing into an existing table and writes a missing one.
 

@@ -118,3 +118,18 @@ def test_other_cdc_setting_on_an_existing_table_is_refused(tmp_path: Path) -> No
     with pytest.raises(HoodieConfigError, match="hoodie.table.cdc.enabled=false does not match"):
         table.write(rows([2], 2), {**options("upsert", "COPY_ON_WRITE", "DATA_BEFORE"),
                                    "hoodie.table.cdc.enabled": "false"})
+
+
+def test_an_overwrite_asking_for_another_table_replaces_the_table(tmp_path: Path) -> None:
+    """Hudi's datasource deletes the table on overwrite; pyhudi keeps the history of a plain overwrite, and replaces
+    the table only when the overwrite asks for different settings (here CDC on), as Hudi's quick start does."""
+    table = Table(str(tmp_path / "t"))
+    plain = {k: v for k, v in options("insert", "COPY_ON_WRITE", "DATA_BEFORE").items() if "cdc" not in k}
+    table.write(rows([1, 2], 1), plain, "overwrite")
+    table.write(rows([3], 1), plain, "overwrite")
+    kept = [i.action for i in HoodieTable.load(table.storage).timeline.completed()]
+    assert kept == ["commit", "replacecommit"]
+    table.write(rows([4], 1), options("insert", "COPY_ON_WRITE", "DATA_BEFORE"), "overwrite")
+    fresh = HoodieTable.load(table.storage)
+    assert fresh.props.cdc_enabled and [i.action for i in fresh.timeline.completed()] == ["commit"]
+    assert [r["id"] for r in table.read(columns=["id"]).to_pylist()] == ["k4"]
