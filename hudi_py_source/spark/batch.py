@@ -121,6 +121,13 @@ class PyHudiReader(DataSourceReader):
                 )
 
 
+@dataclass
+class CdcBatch(InputPartition):
+    """The options of one CDC read (its instant range), so the task reads exactly the planned commits."""
+
+    options: dict[str, Any]
+
+
 class PyHudiCdcReader(DataSourceReader):
     """The CDC query (incremental, format cdc): Hudi's op / ts_ms / before / after rows of the range's commits,
     read in one task (the core walks the commits in instant order)."""
@@ -130,10 +137,11 @@ class PyHudiCdcReader(DataSourceReader):
         self.arrow_schema = to_arrow_schema(schema, timezone="UTC")
 
     def partitions(self) -> list[InputPartition]:
-        return [InputPartition(0)]
+        return [CdcBatch(self.options)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        rows = read_cdc(table_storage(self.options), hoodie_options(self.options))
+        assert isinstance(partition, CdcBatch)
+        rows = read_cdc(table_storage(partition.options), hoodie_options(partition.options))
         yield from rows.cast(self.arrow_schema).to_batches()
 
 

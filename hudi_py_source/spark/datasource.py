@@ -81,4 +81,7 @@ class PyHudiDataSource(DataSource):
 
 
 def _is_cdc(cfg: HoodieConfig) -> bool:
-    return bool(cfg.get(QUERY_TYPE) == "incremental" and cfg.get(INCREMENTAL_FORMAT) == "cdc")
+    """A CDC query: format cdc with an incremental query, or with no query type (a stream, which Spark does not
+    tell `schema()` about, reads incrementally by nature)."""
+    incremental = cfg.get(QUERY_TYPE) == "incremental" or not cfg.is_set(QUERY_TYPE)
+    return bool(incremental and cfg.get(INCREMENTAL_FORMAT) == "cdc")

@@ -26,12 +26,12 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.streaming.datasource import ReadLimit, SupportsTriggerAvailableNow
 from pyspark.sql.types import StructType
 
-from ..config import QUERY_TYPE, READ_BEGIN_INSTANT, READ_END_INSTANT
+from ..config import INCREMENTAL_FORMAT, QUERY_TYPE, READ_BEGIN_INSTANT, READ_END_INSTANT, HoodieConfig
 from ..errors import HoodieConfigError
 from ..read.streaming_offsets import INIT_INSTANT, initial_offset, readable_end
 from ..table.file_names import write_token
 from ..write.streaming_sink import StagedRows, commit_micro_batch, stage_rows
-from .batch import PyHudiReader
+from .batch import PyHudiCdcReader, PyHudiReader
 from .options import hoodie_options, table_storage
 
 OFFSET_KEY = "commitTime"
@@ -111,10 +111,16 @@ class PyHudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return []
         incremental = {**self.options, QUERY_TYPE.key: "incremental", READ_BEGIN_INSTANT.key: begin,
                        READ_END_INSTANT.key: until}
-        return PyHudiReader(incremental, self.schema).partitions()
+        return self._reader(incremental).partitions()
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        return PyHudiReader(self.options, self.schema).read(partition)
+        return self._reader(self.options).read(partition)
+
+    def _reader(self, options: dict[str, Any]) -> PyHudiReader | PyHudiCdcReader:
+        """With hoodie.datasource.query.incremental.format=cdc each micro-batch is the CDC of its commits."""
+        if HoodieConfig(hoodie_options(options)).get(INCREMENTAL_FORMAT) == "cdc":
+            return PyHudiCdcReader(options, self.schema)
+        return PyHudiReader(options, self.schema)
 
     def commit(self, end: dict[str, Any]) -> None:
         """Nothing to release: the table keeps no reader state."""

@@ -282,3 +282,30 @@ def test_source_start_offsets(spark, tmp_path: Path) -> None:
     third = rows(range(8, 11))
     c3 = Table(url).write(third, opts)
     assert read_stream(spark, url, tmp_path / "latest", **{key: "latest"}) == [(1, committed(third, c3))]
+
+
+@pytest.mark.spark
+def test_source_streams_the_change_data_of_a_cdc_table(spark, tmp_path: Path) -> None:
+    """hoodie.datasource.query.incremental.format=cdc: each micro-batch is the CDC (op, ts_ms, before, after) of its
+    commits, the rows the core's CDC query returns for the same range."""
+    url, checkpoint = str(tmp_path / "t"), tmp_path / "ck"
+    opts = {**options("simple_hive", "upsert"), "hoodie.table.cdc.enabled": "true"}
+    table = Table(url)
+    first = table.write(rows(range(0, 3)), opts)
+    cdc = {"hoodie.datasource.query.incremental.format": "cdc"}
+    got: list[list[dict]] = []
+
+    def collect(df, batch_id: int) -> None:
+        got.append([r.asDict() for r in df.collect()])
+
+    def stream() -> None:
+        query = spark.readStream.format("pyhudi").options(**cdc).load(url).writeStream.foreachBatch(collect) \
+            .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start()
+        run_to_end(query)
+
+    stream()
+    second = table.write(rows(range(1, 2), 2), opts)
+    stream()
+    core = table.read_incremental("000", options=cdc).to_pylist()
+    assert got == [[r for r in core if r["ts_ms"] == first], [r for r in core if r["ts_ms"] == second]]
+    assert [r["op"] for r in got[1]] == ["u"]
