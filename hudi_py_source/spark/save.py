@@ -11,6 +11,7 @@ from ..storage import Storage
 from ..table.hoodie_table import table_exists
 from ..write.save_mode import write_mode
 from .catalog_sync import sync_table
+from .failures import pyhudi_error
 from .routed import write_routed
 
 
@@ -35,5 +36,11 @@ def write(df: DataFrame, path: str, options: dict[str, Any], mode: str = "append
         writer = df.write.format("pyhudi").mode(how).options(**{k: str(v) for k, v in options.items()})
         if storage_options:
             writer = writer.option("storage_options", json.dumps(storage_options))
-        writer.save(path)
+        try:
+            writer.save(path)
+        except Exception as exc:
+            error = pyhudi_error(exc)
+            if error is None:
+                raise
+            raise error from exc
     sync_table(df.sparkSession, path, options, storage_options)

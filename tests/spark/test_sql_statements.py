@@ -13,7 +13,7 @@ import pytest
 from pyspark.sql import SparkSession
 from support.oracles import hudi_rs_read, sorted_rows
 
-from hudi_py_source import Table
+from hudi_py_source import HoodieConfigError, Table
 from hudi_py_source.spark import sql
 
 pytestmark = pytest.mark.spark
@@ -236,3 +236,16 @@ def test_change_data_capture_through_sql_and_the_dataframe_reader(spark: SparkSe
         "hoodie.datasource.query.type": "incremental", "hoodie.datasource.query.incremental.format": "cdc",
         "hoodie.datasource.read.begin.instanttime": "0"}).load(path).collect()]
     assert through_reader == core.to_pylist()
+
+
+def test_a_refusal_in_the_writer_is_raised_as_pyhudis_own_error(spark: SparkSession, run: dict[str, Any]) -> None:
+    """Spark wraps errors of a Python data source's writer in its own; the statement raises pyhudi's again, whose
+    first line says what is wrong."""
+    spark.conf.set("hoodie.write.lock.provider", "org.apache.hudi.client.transaction.lock.InProcessLockProvider")
+    try:
+        with pytest.raises(HoodieConfigError) as refused:
+            spark.sql("INSERT INTO sqltest.trips VALUES (5, 'u10', 'r10', 1.0, 'la')")
+    finally:
+        spark.conf.unset("hoodie.write.lock.provider")
+    assert str(refused.value).startswith("hoodie.write.lock.provider='org.apache.hudi.client.transaction.lock."
+                                         "InProcessLockProvider' is not supported yet")

@@ -17,6 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from ..failures import pyhudi_error
 from . import ddl, dml, indexes, procedures, queries
 from .tables import registered_table
 
@@ -33,13 +34,20 @@ _QUERY_MARKERS = re.compile(r"\bas\s+of\b|hudi_table_changes", re.IGNORECASE)
 
 def run(spark: SparkSession, text: str, spark_sql: Callable[..., DataFrame], *args: Any,
         **kwargs: Any) -> DataFrame:
-    """`spark.sql(text)` with pyhudi's statements answered by pyhudi."""
+    """`spark.sql(text)` with pyhudi's statements answered by pyhudi; a pyhudi error that Spark wrapped is raised
+    as itself, so its first line is pyhudi's message."""
     def sql(statement: str) -> DataFrame:
         return spark_sql(statement)
 
-    parsed = _parse(text) if not args and not kwargs else None
-    handled = _handle(spark, parsed, sql) if parsed is not None else None
-    return handled if handled is not None else spark_sql(text, *args, **kwargs)
+    try:
+        parsed = _parse(text) if not args and not kwargs else None
+        handled = _handle(spark, parsed, sql) if parsed is not None else None
+        return handled if handled is not None else spark_sql(text, *args, **kwargs)
+    except Exception as exc:
+        error = pyhudi_error(exc)
+        if error is None:
+            raise
+        raise error from exc
 
 
 def _parse(text: str) -> exp.Expression | None:
