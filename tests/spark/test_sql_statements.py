@@ -162,17 +162,23 @@ def test_drop_keeps_an_external_table_unless_purged(spark: SparkSession, run: di
     assert not (run["base"] / "purged").exists()
 
 
-def test_event_time_ordering_for_tables_with_a_precombine_field(spark: SparkSession, run: dict[str, Any]) -> None:
+@pytest.mark.parametrize(("version", "recorded"), [
+    ("6", ("hoodie.compaction.payload.class", "org.apache.hudi.common.model.DefaultHoodieRecordPayload")),
+    ("9", ("hoodie.record.merge.mode", "EVENT_TIME_ORDERING"))])
+def test_event_time_ordering_for_tables_with_a_precombine_field(spark: SparkSession, run: dict[str, Any],
+                                                                version: str, recorded: tuple[str, str]) -> None:
     """A SQL table with preCombineField keeps the record with the greater ordering value (Hudi's SQL default)."""
-    spark.sql("CREATE TABLE sqltest.events (id INT, v STRING, ts BIGINT) USING pyhudi TBLPROPERTIES "
-              "(primaryKey = 'id', preCombineField = 'ts', type = 'mor', hoodie.write.table.version = '9')")
-    spark.sql("INSERT INTO sqltest.events VALUES (1, 'new', 5)")
-    spark.sql("UPDATE sqltest.events SET v = 'older', ts = 3 WHERE id = 1")
-    spark.sql("MERGE INTO sqltest.events t USING (SELECT 1 AS id, 'newest' AS v, 9 AS ts) s ON t.id = s.id "
+    name = f"events_v{version}"
+    spark.sql(f"CREATE TABLE sqltest.{name} (id INT, v STRING, ts BIGINT) USING pyhudi TBLPROPERTIES "
+              f"(primaryKey = 'id', preCombineField = 'ts', type = 'mor', hoodie.write.table.version = '{version}')")
+    spark.sql(f"INSERT INTO sqltest.{name} VALUES (1, 'new', 5)")
+    spark.sql(f"UPDATE sqltest.{name} SET v = 'older', ts = 3 WHERE id = 1")
+    assert collect(spark, f"SELECT id, v, ts FROM sqltest.{name}") == [{"id": 1, "v": "new", "ts": 5}]
+    spark.sql(f"MERGE INTO sqltest.{name} t USING (SELECT 1 AS id, 'newest' AS v, 9 AS ts) s ON t.id = s.id "
               "WHEN MATCHED THEN UPDATE SET *")
-    assert collect(spark, "SELECT id, v, ts FROM sqltest.events") == [{"id": 1, "v": "newest", "ts": 9}]
-    props = Table(str(run["base"] / "db" / "events")).hoodie_table().props
-    assert props.get("hoodie.record.merge.mode") == "EVENT_TIME_ORDERING"
+    assert collect(spark, f"SELECT id, v, ts FROM sqltest.{name}") == [{"id": 1, "v": "newest", "ts": 9}]
+    props = Table(str(run["base"] / "db" / name)).hoodie_table().props
+    assert props.get(recorded[0]) == recorded[1]
 
 
 def test_procedures_savepoint_rollback_compaction(spark: SparkSession, run: dict[str, Any]) -> None:
