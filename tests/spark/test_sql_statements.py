@@ -255,3 +255,17 @@ def test_a_refusal_in_the_writer_is_raised_as_pyhudis_own_error(spark: SparkSess
         spark.conf.unset("hoodie.write.lock.provider")
     assert str(refused.value).startswith("hoodie.write.lock.provider='org.apache.hudi.client.transaction.lock."
                                          "InProcessLockProvider' is not supported yet")
+
+
+def test_drop_partition_and_truncate(spark: SparkSession, run: dict[str, Any]) -> None:
+    spark.sql("CREATE TABLE sqltest.parts (id INT, dt STRING) USING pyhudi PARTITIONED BY (dt) "
+              "TBLPROPERTIES (primaryKey = 'id')")
+    spark.sql("INSERT INTO sqltest.parts VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    spark.sql("ALTER TABLE sqltest.parts DROP PARTITION (dt = 'a')")
+    assert collect(spark, "SELECT id FROM sqltest.parts ORDER BY id") == [{"id": 2}, {"id": 3}]
+    spark.sql("TRUNCATE TABLE sqltest.parts PARTITION (dt = 'b')")
+    assert collect(spark, "SELECT id FROM sqltest.parts ORDER BY id") == [{"id": 3}]
+    spark.sql("TRUNCATE TABLE sqltest.parts")
+    assert collect(spark, "SELECT id FROM sqltest.parts") == []
+    with pytest.raises(HoodieConfigError, match=r"PARTITION \(id\) must give every partition field of the table: dt"):
+        spark.sql("ALTER TABLE sqltest.parts DROP PARTITION (id = 1)")

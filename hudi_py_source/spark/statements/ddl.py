@@ -21,6 +21,7 @@ from ...config import (
     HIVE_STYLE_PARTITIONING,
     OPERATION,
     PARTITIONPATH_FIELD,
+    PARTITIONS_TO_DELETE,
     PAYLOAD_CLASS,
     PRECOMBINE_FIELD,
     TABLE_NAME,
@@ -32,6 +33,7 @@ from ...merge.payload import DEFAULT_PAYLOAD
 from ...storage import Storage
 from ...table.hoodie_table import table_exists
 from ...table.table_version import version_to_write
+from ...table_api import Table
 from ...write.client import create_table as create_hudi_table
 from ..catalog import table_options
 from ..options import STORAGE_OPTIONS_KEY
@@ -204,22 +206,63 @@ def show_partitions(spark: SparkSession, table: exp.Table) -> DataFrame:
 
 
 def alter(spark: SparkSession, alter: exp.Alter, sql: SparkSql) -> DataFrame:
-    """ALTER TABLE t ADD COLUMNS / SET TBLPROPERTIES. Columns go to the catalog (later writes evolve the Hudi
-    schema); properties are kept with the table's options, so later writes take them."""
-    table = alter.this
-    found = required_table(spark, table, "ALTER TABLE")
+    """ALTER TABLE t ADD COLUMNS / RENAME TO / SET TBLPROPERTIES / DROP PARTITION. Columns and names go to the
+    catalog (later writes evolve the Hudi schema); properties are kept with the table's options, so later writes
+    take them; DROP PARTITION is Hudi's delete_partition."""
+    found = required_table(spark, alter.this, "ALTER TABLE")
     actions = alter.args.get("actions") or []
-    if all(isinstance(a, exp.Schema | exp.ColumnDef) for a in actions):
+    if all(isinstance(a, exp.Schema | exp.ColumnDef | exp.AlterRename) for a in actions):
         sql(alter.sql(dialect="spark"))
-        return sql("SELECT 1 WHERE false")
+    elif all(isinstance(a, exp.DropPartition) for a in actions):
+        paths = [_partition_path(found, p) for a in actions for p in a.expressions]
+        delete_partitions(found, paths)
+    else:
+        _reregister(spark, found, _table_properties(found, actions), sql)
+    return sql("SELECT 1 WHERE false")
+
+
+def _table_properties(found: RegisteredTable, actions: list[exp.Expression]) -> dict[str, str]:
     settings: dict[str, str] = {}
     for action in actions:
-        if not isinstance(action, exp.AlterSet):
-            raise HoodieConfigError(f"ALTER TABLE {found.name}: only ADD COLUMNS and SET TBLPROPERTIES are served "
-                                    f"for pyhudi tables, not {action.sql(dialect='spark')}")
-        for prop in action.expressions[0].expressions if action.expressions else []:
-            settings[_property_key(prop.this)] = property_value(prop.args["value"])
-    _reregister(spark, found, {k: str(v) for k, v in table_options(settings).items()}, sql)
+        props = action.expressions[0].expressions if isinstance(action, exp.AlterSet) and action.expressions else None
+        if props is None or not all(type(p) is exp.Property for p in props):
+            raise HoodieConfigError(f"ALTER TABLE {found.name}: pyhudi serves ADD COLUMNS, RENAME TO, SET "
+                                    f"TBLPROPERTIES and DROP PARTITION, not {action.sql(dialect='spark')}")
+        settings.update({_property_key(p.this): property_value(p.args["value"]) for p in props})
+    return {k: str(v) for k, v in table_options(settings).items()}
+
+
+def _partition_path(found: RegisteredTable, spec: exp.Partition) -> str:
+    """The partition path a PARTITION (field = value, …) clause names, in the table's own layout."""
+    props = found.hudi().props
+    values = {e.this.name: property_value(e.expression) for e in spec.expressions if isinstance(e, exp.EQ)}
+    if sorted(values) != sorted(props.partition_fields):
+        raise HoodieConfigError(f"{found.name}: PARTITION ({', '.join(values)}) must give every partition field "
+                                f"of the table: {', '.join(props.partition_fields) or 'none (not partitioned)'}")
+    parts = [f"{f}={values[f]}" if props.hive_style else values[f] for f in props.partition_fields]
+    return "/".join(parts)
+
+
+def delete_partitions(found: RegisteredTable, paths: list[str]) -> None:
+    """Hudi's delete_partition of `paths` (one replace commit)."""
+    table = Table(found.storage())
+    schema = found.hudi().schema()
+    assert schema is not None
+    table.write(schema.empty_table(), {**found.write_options, OPERATION.key: "delete_partition",
+                                       PARTITIONS_TO_DELETE.key: ",".join(paths)})
+
+
+def truncate(spark: SparkSession, stmt: exp.TruncateTable, sql: SparkSql) -> DataFrame:
+    """TRUNCATE TABLE t [PARTITION (…)]: the partition's records deleted, or the whole table's."""
+    found = required_table(spark, stmt.expressions[0], "TRUNCATE TABLE")
+    spec = stmt.args.get("partition")
+    if isinstance(spec, exp.Partition):
+        delete_partitions(found, [_partition_path(found, spec)])
+    else:
+        schema = found.hudi().schema()
+        assert schema is not None
+        Table(found.storage()).write(schema.empty_table(), {**found.write_options,
+                                                            OPERATION.key: "insert_overwrite_table"})
     return sql("SELECT 1 WHERE false")
 
 

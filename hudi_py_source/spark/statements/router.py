@@ -24,8 +24,8 @@ from .tables import registered_table
 SparkSql = Callable[[str], DataFrame]
 PROVIDERS = ("pyhudi", "hudi")
 # Statements that can concern pyhudi, by their first words; anything else skips the parser.
-_CANDIDATE = re.compile(r"^\s*(create|insert|update|delete|merge|drop|alter|show\s+(partitions|index)|call|select|with|"
-                        r"from|\()", re.IGNORECASE)
+_CANDIDATE = re.compile(r"^\s*(create|insert|update|delete|merge|drop|alter|truncate|show\s+(partitions|index)|call|"
+                        r"select|with|from|\()", re.IGNORECASE)
 # Statements sqlglot does not read: routed on their words, read by their handlers.
 _COMMANDS = ("call", "show", "create index", "drop index")
 _LEADING_COMMENTS = re.compile(r"^(\s*(--[^\n]*(\n|$)|/\*.*?\*/))*", re.DOTALL)
@@ -107,7 +107,10 @@ def _names_pyhudi_table(spark: SparkSession, name: str) -> bool:
 
 
 def _target(parsed: exp.Expression) -> exp.Table | None:
-    node = parsed.args["tables"][0] if isinstance(parsed, exp.Drop) and parsed.args.get("tables") else parsed.this
+    if isinstance(parsed, exp.Drop | exp.TruncateTable):
+        listed = parsed.args.get("tables") or parsed.expressions
+        return listed[0] if listed and isinstance(listed[0], exp.Table) else None
+    node = parsed.this
     if isinstance(node, exp.Schema):
         node = node.this
     return node if isinstance(node, exp.Table) else None
@@ -117,7 +120,7 @@ def _on_table(spark: SparkSession, parsed: exp.Expression, sql: SparkSql) -> Dat
     """INSERT, UPDATE, DELETE, MERGE, DROP and ALTER of a pyhudi table; None for other tables."""
     handlers: dict[type, Callable[[SparkSession, Any, SparkSql], DataFrame]] = {
         exp.Insert: dml.insert, exp.Update: dml.update, exp.Delete: dml.delete, exp.Merge: dml.merge,
-        exp.Drop: ddl.drop, exp.Alter: ddl.alter}
+        exp.Drop: ddl.drop, exp.Alter: ddl.alter, exp.TruncateTable: ddl.truncate}
     handler = handlers.get(type(parsed))
     table = _target(parsed)
     if handler is None or table is None:
