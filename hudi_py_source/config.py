@@ -300,6 +300,11 @@ BULK_INSERT_SORT_MODE = define("hoodie.bulkinsert.sort.mode", "NONE", str,
                                            "it does not repartition it by partition path")
 COMBINE_BEFORE_INSERT = define("hoodie.combine.before.insert", False, bool,
                                "Dedupe incoming records by key before insert/bulk_insert.")
+INSERT_DROP_DUPLICATES = define(
+    "hoodie.datasource.write.insert.drop.duplicates", False, bool,
+    "Drop inserted records whose keys the table already holds.", supported=(False,),
+    unsupported="pyhudi does not drop inserts by the keys the table holds (nor does Apache Hudi on a table with "
+                "auto-generated record keys, whose new keys no stored record has)")
 COMBINE_BEFORE_UPSERT = define("hoodie.combine.before.upsert", True, bool,
                                "Dedupe incoming records by key before upsert.")
 RECONCILE_SCHEMA = define("hoodie.datasource.write.reconcile.schema", False, bool,

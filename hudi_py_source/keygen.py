@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, TypeAlias, TypedDict
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -203,6 +204,15 @@ def record_keys(data: Data, fields: list[str]) -> pa.Array:
             f"record key fields {', '.join(fields)} are all null or empty in row {bad}: {_row(data, bad)}"
         )
     return pc.binary_join_element_wise(*pieces, "")
+
+
+def generated_record_keys(instant_time: str, task_id: int, first_row: int, count: int) -> pa.Array:
+    """Keys of a table without record key fields (Hudi 0.14+'s auto-generated keys): `<instant>_<task>_<row>`,
+    with the writing task's Spark partition id and the row's position among that task's rows, as Hudi's
+    HoodieRecord.generateSequenceId forms them. No two writes share an instant and no two tasks of a write share
+    an id, so the keys are unique across the table."""
+    rows = pa.array(np.arange(first_row, first_row + count, dtype=np.int64))
+    return pc.binary_join_element_wise(f"{instant_time}_{task_id}_", pc.cast(rows, pa.string()), "")
 
 
 # --- partition path parts --------------------------------------------------------------------
@@ -437,6 +447,15 @@ def _unsafe_reason(path: str) -> str | None:
     return next((why for pattern, why in _UNSAFE_PATHS if re.search(pattern, path)), None)
 
 
+def refuse_unsafe_paths(paths: pa.Array, column_name: str) -> None:
+    """Partition paths a write takes as given (a keyless table's updates carry the `_hoodie_partition_path` they
+    were read with) pass the same rules as built ones: a crafted value must not lead a file out of the table."""
+    bad = _first_unsafe(paths)
+    if bad is not None:
+        path = paths[bad].as_py()
+        raise HoodieKeyError(f"{column_name} {path!r} in row {bad} is a partition path with {_unsafe_reason(path)}")
+
+
 # --- key generators ------------------------------------------------------------------------------
 
 class KeyGenerator:
@@ -447,6 +466,11 @@ class KeyGenerator:
         self.partition_fields = [part.field for part in parts]
         self.class_name = class_name
         self._parts = list(parts)
+
+    @property
+    def auto_keys(self) -> bool:
+        """No record key fields: the writer generates every new record's key (`generated_record_keys`)."""
+        return not self.record_key_fields
 
     def record_keys(self, data: Data) -> pa.Array:
         return record_keys(data, self.record_key_fields)
@@ -469,10 +493,10 @@ class KeyGenerator:
         index = next(i for i in range(len(levels)) if _unsafe_reason("/".join(levels[:i + 1])))
         part = self._parts[index]
         record = data.slice(row, 1)
-        key = self.record_keys(record)[0].as_py()
+        which = f"row {row}" if self.auto_keys else f'record "{self.record_keys(record)[0].as_py()}"'
         value = column(record, part.field, PARTITIONPATH_FIELD.key)[0].as_py()
         return HoodieKeyError(
-            f'record "{key}": partition field "{part.field}" value {value!r} gives partition path '
+            f'{which}: partition field "{part.field}" value {value!r} gives partition path '
             f'{"/".join(levels)!r} with {_unsafe_reason("/".join(levels[:index + 1]))}; {self._remedy(record)}'
         )
 
@@ -544,7 +568,7 @@ def _custom_parts(spec: list[str], hive: bool, encode: bool, options: HoodieConf
 
 def keygen_type(options: HoodieConfig, key_fields: list[str], partition_fields: list[str]) -> str:
     """SIMPLE, COMPLEX, ... from the class option, else the type option, else inferred as Hudi does
-    (KeyGenUtils.inferKeyGeneratorType)."""
+    (KeyGenUtils.inferKeyGeneratorType): by the partition fields alone when the keys are generated."""
     class_name = (options.get(KEYGENERATOR_CLASS) or "").strip()
     if class_name:
         if class_name not in _TYPE_OF_CLASS:
@@ -558,13 +582,14 @@ def keygen_type(options: HoodieConfig, key_fields: list[str], partition_fields: 
         return kind
     if not partition_fields:
         return "NON_PARTITION"
-    if len(partition_fields) == 1 and len(key_fields) == 1:
+    if len(partition_fields) == 1 and len(key_fields) <= 1:
         return "SIMPLE"
     return "COMPLEX"
 
 
 def key_generator(options: HoodieConfig) -> KeyGenerator:
-    key_fields = list_fields(options.require(RECORDKEY_FIELD))
+    """The table's key generator; without record key fields its keys are generated (see `auto_keys`)."""
+    key_fields = list_fields(options.get(RECORDKEY_FIELD))
     spec = list_fields(options.get(PARTITIONPATH_FIELD))
     hive = bool(options.get(HIVE_STYLE_PARTITIONING))
     encode = bool(options.get(URL_ENCODE_PARTITIONING))
@@ -576,7 +601,8 @@ def key_generator(options: HoodieConfig) -> KeyGenerator:
         return ComplexKeyGenerator(key_fields, [SimplePart(f, hive, encode) for f in spec], class_name)
     if kind == "CUSTOM":
         return CustomKeyGenerator(key_fields, _custom_parts(spec, hive, encode, options), class_name)
-    _single(key_fields, RECORDKEY_FIELD.key, kind, "record key")
+    if key_fields:  # none: the keys are generated, whatever the partition path's generator
+        _single(key_fields, RECORDKEY_FIELD.key, kind, "record key")
     _single(spec, PARTITIONPATH_FIELD.key, kind, "partition")
     if kind == "SIMPLE":
         return SimpleKeyGenerator(key_fields, [SimplePart(spec[0], hive, encode)], class_name)

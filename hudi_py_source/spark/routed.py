@@ -72,7 +72,7 @@ def write_routed(df: DataFrame, path: str, options: dict[str, Any], mode: str = 
         spark_tagged = spark_schema(schema)
 
         def tag_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            yield from _conform(tag_rows(job, prepare_rows(job, batches)), schema)
+            yield from _conform(tag_rows(job, prepare_rows(job, batches, _token()[1])), schema)
 
         tagged = df.mapInArrow(tag_partition, spark_tagged).cache()
         missing = F.col(FILE_ID_COLUMN).isNull() & F.col(DELETE_COLUMN)

@@ -62,6 +62,7 @@ from .post_commit import finish_interrupted_inline_services, run_post_commit, va
 from .profile import WriteProfile
 from .record_columns import DELETE_COLUMN
 from .rollback import rollback_failed_writes, rollback_instant
+from .row_keys import check_auto_keys, operation_of
 from .save_mode import OVERWRITE, operation_for, write_mode
 from .schema_evolution import evolve_schema
 from .upsert import prepare_rows, tag_rows, write_targets
@@ -115,10 +116,11 @@ def _check_against_table(props: TableProperties, cfg: HoodieConfig) -> None:
             f"{props.table_type}"
         )
     keys = list_fields(cfg.get(RECORDKEY_FIELD))
-    if keys and keys != props.record_key_fields:
+    if cfg.is_set(RECORDKEY_FIELD) and keys != props.record_key_fields:
+        theirs = ",".join(props.record_key_fields) or "(none: its keys are generated; leave the option out)"
         raise HoodieConfigError(
             f"hoodie.datasource.write.recordkey.field={','.join(keys)} does not match the table's record key "
-            f"fields {','.join(props.record_key_fields)}"
+            f"fields {theirs}"
         )
     _check_payload_against_table(props, cfg)
     _check_cdc_against_table(props, cfg)
@@ -277,6 +279,7 @@ def _validate_new_write(cfg: HoodieConfig, operation: str, schema: pa.Schema) ->
                 f"precombine field {field!r} (hoodie.datasource.write.precombine.field) is not a column of the "
                 f"data; columns: {', '.join(schema.names)}"
             )
+    check_auto_keys(cfg, operation, schema)
     if operation != "delete_partition":
         keygen = key_generator(cfg)
         names = set(schema.names)
@@ -324,7 +327,7 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
     if table is not None:
         _check_against_table(table.props, cfg)
     validate_post_commit(cfg)
-    operation = operation_for(how, cfg.get(OPERATION), exists)
+    operation = operation_of(cfg, operation_for(how, cfg.get(OPERATION), exists))
     _validate_new_write(cfg, operation, data_schema)
     if table is not None and upgrade_asked(cfg, table.props) is not None:
         table = _upgraded(table, options)
@@ -394,7 +397,7 @@ def write_task(job: WriteJob, batches: Iterable[pa.RecordBatch | pa.Table], toke
     if job.operation == "delete_partition":
         return collect_partitions(job, batches)
     if job.merges:
-        tagged = tag_rows(job, prepare_rows(job, batches))
+        tagged = tag_rows(job, prepare_rows(job, batches, task_id))
         return TaskResult.staging(tagged, WriteProfile.of(tagged))
     return write_new_file_groups(job, batches, token, task_id)
 

@@ -15,8 +15,7 @@ import pyarrow.compute as pc
 
 from ..config import BULK_INSERT_SORT_MODE, PARQUET_MAX_FILE_SIZE, POPULATE_META_FIELDS, HoodieConfig
 from ..io.base_file import META_COLUMNS, with_meta_columns
-from ..io.conform import conform
-from ..keygen import KeyGenerator, key_generator
+from ..keygen import key_generator
 from ..table.file_names import make_base_file_name, new_file_id
 from ..table.partition_metadata import write_partition_metadata
 from ..timeline.commit_metadata import WriteStat
@@ -24,6 +23,7 @@ from .base_files import base_file_write_stat, base_file_writer
 from .job import TaskResult, WriteJob
 from .markers import WriteMarkers
 from .record_columns import KEY_COLUMN, PATH_COLUMN
+from .row_keys import RowKeys
 
 _BUFFER_BYTES = 4 << 20
 
@@ -31,13 +31,6 @@ _BUFFER_BYTES = 4 << 20
 def meta_schema(schema: pa.Schema) -> pa.Schema:
     """The base-file schema: five string meta columns, then the data columns."""
     return pa.schema([pa.field(name, pa.string(), True) for name in META_COLUMNS] + list(schema))
-
-
-def keyed(table: pa.Table, keygen: KeyGenerator) -> pa.Table:
-    """The table with its record key and partition path as two extra columns."""
-    keys = keygen.record_keys(table)
-    paths = keygen.partition_paths(table)
-    return table.append_column(KEY_COLUMN, keys).append_column(PATH_COLUMN, paths)
 
 
 def split_by_partition(table: pa.Table) -> list[tuple[str, pa.Table]]:
@@ -154,14 +147,14 @@ def write_new_file_groups(job: WriteJob, batches: Iterable[pa.RecordBatch | pa.T
                           task_id: int) -> TaskResult:
     """The task side of bulk_insert / insert / insert_overwrite[_table]."""
     cfg: HoodieConfig = job.config
-    keygen = key_generator(cfg)
+    row_keys = RowKeys(job, task_id)
     mode = cfg.get(BULK_INSERT_SORT_MODE)
     writer = NewFileGroupWriter(job, token, task_id)
     pending: list[pa.Table] = []
     for batch in batches:
         if batch.num_rows == 0:
             continue
-        table = keyed(conform(batch, job.schema), keygen)
+        table = row_keys.keyed(batch)
         if mode == "NONE":
             for partition, rows in split_by_partition(table):
                 writer.write_partition(partition, rows)

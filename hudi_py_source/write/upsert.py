@@ -39,7 +39,6 @@ from ..config import (
 )
 from ..index.locations import CandidateFile, candidates_from_slices, key_reader
 from ..index.tagging import partition_moves, tag
-from ..io.conform import conform
 from ..keygen import key_generator
 from ..merge.payload import dedupe
 from ..table.file_group_id import FileGroupId
@@ -53,9 +52,9 @@ from .clustering_updates import reject_updates_under_clustering, roll_back_clust
 from .file_group_merge import Target, write_file_group
 from .job import TaskResult, WriteJob
 from .log_append import append_file_group
-from .new_file_groups import keyed
 from .profile import WriteProfile, updated_groups
 from .record_columns import DELETE_COLUMN, FILE_ID_COLUMN, KEY_COLUMN, PATH_COLUMN
+from .row_keys import RowKeys
 from .staging import TargetFiles, combined_chunks
 
 GLOBAL_INDEXES = frozenset({"GLOBAL_BLOOM", "GLOBAL_SIMPLE", "RECORD_INDEX"})
@@ -96,14 +95,14 @@ def combine(job: WriteJob, table: pa.Table, placed: bool = False) -> pa.Table:
         ["__pyhudi_identity"])
 
 
-def prepare_rows(job: WriteJob, batches: Iterable[pa.RecordBatch | pa.Table]) -> pa.Table:
+def prepare_rows(job: WriteJob, batches: Iterable[pa.RecordBatch | pa.Table], task_id: int) -> pa.Table:
     """Task side: keys, partition paths and the delete flag of every record, combined within the task."""
-    keygen = key_generator(job.config)
+    row_keys = RowKeys(job, task_id)
     parts = []
     for batch in batches:
         if batch.num_rows == 0:
             continue
-        table = keyed(conform(batch, job.schema), keygen)
+        table = row_keys.keyed(batch)
         parts.append(table.append_column(DELETE_COLUMN, _delete_flags(batch, job.operation == "delete")))
     if not parts:
         return empty_prepared(job)

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.fixture_tables import fixtures_dir
 
-from hudi_py_source.config import HoodieConfig
+from hudi_py_source.config import HoodieConfig, list_fields
 from hudi_py_source.errors import HoodieConfigError, HoodieKeyError
 from hudi_py_source.keygen import (
     KEYGEN_CLASSES,
@@ -27,6 +27,7 @@ from hudi_py_source.keygen import (
     NonpartitionedKeyGenerator,
     SimpleKeyGenerator,
     TimestampBasedKeyGenerator,
+    generated_record_keys,
     key_generator,
     partition_values,
 )
@@ -138,10 +139,32 @@ def test_missing_fields_list_the_available_columns() -> None:
     assert str(err.value) == f'{RK}: field "st.b" is not in the data; "st" has fields: a'
 
 
-def test_missing_record_key_option() -> None:
-    with pytest.raises(HoodieConfigError) as err:
-        make({PP: "city"})
-    assert str(err.value) == f"option {RK} is required: Comma-separated record key field(s)."
+@pytest.mark.parametrize("options, cls", [
+    ({}, NonpartitionedKeyGenerator),
+    ({PP: "city"}, SimpleKeyGenerator),
+    ({PP: "city,n"}, ComplexKeyGenerator),
+    ({PP: "city", CLS: KEYGEN_CLASSES["SIMPLE"]}, SimpleKeyGenerator),
+])
+def test_without_record_key_fields_keys_are_generated_and_the_type_follows_the_partitions(
+        options: dict, cls: type) -> None:
+    gen = make(options)
+    assert type(gen) is cls and gen.auto_keys and gen.record_key_fields == []
+    assert gen.partition_fields == list_fields(options.get(PP))
+    assert not make({RK: "id", **options}).auto_keys
+
+
+def test_generated_keys_are_instant_task_and_row() -> None:
+    assert generated_record_keys("20240101000000000", 3, 7, 3).to_pylist() == [
+        "20240101000000000_3_7", "20240101000000000_3_8", "20240101000000000_3_9"]
+    assert generated_record_keys("20240101000000000", 0, 0, 0).to_pylist() == []
+
+
+def test_a_keyless_row_with_an_unsafe_partition_path_is_named_by_its_row() -> None:
+    with pytest.raises(HoodieKeyError) as err:
+        make({PP: "city"}).partition_paths(pa.table({"city": ["sf", ".."]}))
+    assert str(err.value) == (
+        "row 1: partition field \"city\" value '..' gives partition path '..' with a \"..\" level, which leads out "
+        f"of its folder and can leave the table's base path; enable {HIVE}=true")
 
 
 def test_unsupported_key_type_is_a_config_error() -> None:

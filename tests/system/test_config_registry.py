@@ -173,6 +173,9 @@ REFUSALS = [
      "partition path"),
     ("hoodie.datasource.write.payload.class", "org.apache.hudi.common.model.PartialUpdateAvroPayload",
      "pyhudi merges records as OverwriteWithLatestAvroPayload or DefaultHoodieRecordPayload does"),
+    ("hoodie.datasource.write.insert.drop.duplicates", "true",
+     "pyhudi does not drop inserts by the keys the table holds (nor does Apache Hudi on a table with auto-generated "
+     "record keys, whose new keys no stored record has)"),
 ]
 
 

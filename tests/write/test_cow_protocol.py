@@ -175,12 +175,14 @@ def existing(tmp_path) -> str:
     return url
 
 
-def test_missing_record_key_option(tmp_path) -> None:
+def test_without_a_record_key_option_the_keys_are_generated(tmp_path) -> None:
+    """A table without record key fields (tests/write/test_keyless.py has the rest of it)."""
     opts = options("simple", "bulk_insert")
     del opts["hoodie.datasource.write.recordkey.field"]
-    with pytest.raises(HoodieConfigError, match="hoodie.datasource.write.recordkey.field"):
-        Table(str(tmp_path / "t")).write(rows(range(3)), opts)
-    assert not os.path.exists(tmp_path / "t" / ".hoodie")
+    instant = Table(str(tmp_path / "t")).write(rows(range(3)), opts)
+    read = Table(str(tmp_path / "t")).read()
+    assert sorted(read.column("_hoodie_record_key").to_pylist()) == [f"{instant}_0_{i}" for i in range(3)]
+    assert "hoodie.table.recordkey.fields" not in (tmp_path / "t" / ".hoodie" / "hoodie.properties").read_text()
 
 
 def test_record_key_field_not_in_data(existing) -> None:
