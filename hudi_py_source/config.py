@@ -430,6 +430,14 @@ WRITE_CONCURRENCY_MODE = define(
     choices=("SINGLE_WRITER", "OPTIMISTIC_CONCURRENCY_CONTROL", "NON_BLOCKING_CONCURRENCY_CONTROL"),
     supported=("SINGLE_WRITER",), unsupported=SINGLE_WRITER_ONLY)
 LOCK_KEY_PREFIX = "hoodie.write.lock."
+IN_PROCESS_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
+LOCK_PROVIDER = define(
+    "hoodie.write.lock.provider", None, str,
+    "The lock provider of multiple writers. Hudi takes no lock in single-writer mode, so InProcessLockProvider (which "
+    "Hudi's quick start sets) changes nothing there; the providers of other processes are refused.",
+    supported=(IN_PROCESS_LOCK_PROVIDER,),
+    unsupported=f"{SINGLE_WRITER_ONLY}, so it takes no lock; only {IN_PROCESS_LOCK_PROVIDER} is accepted, which takes "
+                "none in single-writer mode either")
 
 # --- reads ------------------------------------------------------------------------------------
 DATA_SKIPPING = define(

@@ -51,9 +51,10 @@ def files_under(root: Path) -> list[str]:
     ("hoodie.write.concurrency.mode", "optimistic_concurrency_control",
      "hoodie.write.concurrency.mode='optimistic_concurrency_control' is not supported yet: pyhudi writes "
      "single-writer only"),
-    ("hoodie.write.lock.provider", "org.apache.hudi.client.transaction.lock.InProcessLockProvider",
-     "hoodie.write.lock.provider='org.apache.hudi.client.transaction.lock.InProcessLockProvider' is not supported "
-     "yet: pyhudi writes single-writer only, so it takes no lock"),
+    ("hoodie.write.lock.provider", "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider",
+     "hoodie.write.lock.provider='org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider' is not "
+     "supported yet: pyhudi writes single-writer only, so it takes no lock; only "
+     "org.apache.hudi.client.transaction.lock.InProcessLockProvider is accepted"),
     ("hoodie.write.lock.zookeeper.url", "zk:2181",
      "hoodie.write.lock.zookeeper.url='zk:2181' is not supported yet: pyhudi writes single-writer only"),
     ("hoodie.cleaner.policy.failed.writes", "LAZY",
@@ -66,6 +67,14 @@ def test_multi_writer_options_fail_the_write_before_any_file(tmp_path: Path, key
     with pytest.raises(HoodieConfigError, match=re.escape(message)):
         Table(str(url)).write(batch(["a"], [1], ["A0"]), options(**{key: value}))
     assert files_under(url) == []
+
+
+def test_the_in_process_lock_provider_is_accepted_in_single_writer_mode(tmp_path: Path) -> None:
+    """Hudi's quick start sets it; Hudi takes no lock with a single writer, and neither does pyhudi."""
+    url = str(tmp_path / "t")
+    provider = {"hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.InProcessLockProvider"}
+    Table(url).write(batch(["a"], [1], ["A0"]), options(**provider))
+    assert rows(Table(url).read()) == [("a", 1, "A0")]
 
 
 def test_payload_ordering_field_other_than_the_precombine_field_is_refused(tmp_path: Path) -> None:

@@ -14,7 +14,8 @@ from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
 from ...config import AS_OF_INSTANT, INCREMENTAL_FORMAT, QUERY_TYPE, READ_BEGIN_INSTANT, READ_END_INSTANT
-from ...errors import HoodieConfigError
+from ...errors import HoodieConfigError, HoodieTableError
+from ...table.hoodie_table import table_exists
 from ..options import STORAGE_OPTIONS_KEY
 from .ddl import property_value
 from .tables import RegisteredTable, named_table, registered_table
@@ -56,6 +57,9 @@ def _replace(table: exp.Table, view: str) -> None:
 
 
 def _reader(spark: SparkSession, found: RegisteredTable, options: dict[str, str]) -> DataFrame:
+    if not table_exists(found.storage()):
+        raise HoodieTableError(f"{found.name}: there is no Hudi table at {found.path}; name a table of the catalog "
+                               "or the path of a Hudi table", path=found.path)
     reader = spark.read.format("pyhudi").options(**{k: str(v) for k, v in found.write_options.items()})
     if found.options.get(STORAGE_OPTIONS_KEY):
         reader = reader.option(STORAGE_OPTIONS_KEY, str(found.options[STORAGE_OPTIONS_KEY]))
