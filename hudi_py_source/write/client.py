@@ -327,7 +327,7 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
     if table is not None:
         _check_against_table(table.props, cfg)
     validate_post_commit(cfg)
-    operation = operation_of(cfg, operation_for(how, cfg.get(OPERATION), exists))
+    operation = operation_of(cfg, operation_for(how, cfg.get(OPERATION), exists), data_schema)
     _validate_new_write(cfg, operation, data_schema)
     if table is not None and upgrade_asked(cfg, table.props) is not None:
         table = _upgraded(table, options)

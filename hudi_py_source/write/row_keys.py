@@ -9,6 +9,8 @@ read with their meta columns).
 
 from __future__ import annotations
 
+import logging
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -22,6 +24,7 @@ from .record_columns import KEY_COLUMN, PATH_COLUMN
 RECORD_KEY_META = "_hoodie_record_key"
 PARTITION_PATH_META = "_hoodie_partition_path"
 ADDRESSING_OPERATIONS = frozenset({"upsert", "delete"})
+LOG = logging.getLogger("hudi_py_source.write")
 _AUTO_KEYS = f"auto-generated record keys (no {RECORDKEY_FIELD.key})"
 
 
@@ -81,10 +84,14 @@ def _meta_column(batch: pa.RecordBatch | pa.Table, name: str) -> pa.Array:
     return pc.cast(values, pa.string())
 
 
-def operation_of(cfg: HoodieConfig, operation: str) -> str:
-    """A keyless table's write that names no operation inserts, as Hudi's does: the default, upsert, has no key to
-    update by."""
-    if operation == "upsert" and not cfg.is_set(OPERATION) and key_generator(cfg).auto_keys:
+def operation_of(cfg: HoodieConfig, operation: str, data_schema: pa.Schema) -> str:
+    """An upsert into a keyless table of rows without `_hoodie_record_key` inserts them, as Hudi's datasource does:
+    there is no key to update by. Rows read from the table carry their keys, and upsert them (Hudi's prepped
+    upsert)."""
+    if (operation == "upsert" and key_generator(cfg).auto_keys
+            and data_schema.get_field_index(RECORD_KEY_META) < 0):
+        LOG.warning("%s=upsert on a table with %s and rows without %s: inserting them, as Hudi does",
+                    OPERATION.key, _AUTO_KEYS, RECORD_KEY_META)
         return "insert"
     return operation
 

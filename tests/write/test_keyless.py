@@ -221,7 +221,6 @@ def needs_meta_columns(operation: str, needed: str, missing: str) -> str:
 
 
 @pytest.mark.parametrize("operation, partitioning, columns, message", [
-    ("upsert", "one", [], needs_meta_columns("upsert", f"{KEY} and {PATH}", f"{KEY}, {PATH}")),
     ("upsert", "two", [KEY], needs_meta_columns("upsert", f"{KEY} and {PATH}", PATH)),
     ("delete", "one", [PATH], needs_meta_columns("delete", f"{KEY} and {PATH}", KEY)),
     ("delete", "none", [], needs_meta_columns("delete", KEY, KEY)),
@@ -237,6 +236,17 @@ def test_an_upsert_or_delete_without_the_keys_rows_were_read_with_is_refused(
         table.write(data, options(partitioning, operation))
     assert str(err.value) == message
     assert table.read() == before
+
+
+def test_an_upsert_of_rows_without_keys_inserts_them_as_hudi_does(tmp_path) -> None:
+    """Hudi's datasource turns an upsert into a keyless table into an insert when the rows carry no keys."""
+    url = str(tmp_path / "t")
+    table = Table(url)
+    table.write(rows(range(2)), options("one", "insert"))
+    table.write(rows(range(1)), options("one", "upsert"))
+    read = table.read()
+    assert sorted(read.column("id").to_pylist()) == ["k0", "k0", "k1"]
+    assert len(set(read.column(KEY).to_pylist())) == 3
 
 
 @pytest.mark.parametrize("table_key, write_key, theirs", [
