@@ -15,6 +15,7 @@ from support.oracles import hudi_rs_read, sorted_rows
 
 from hudi_py_source import HoodieConfigError, Table
 from hudi_py_source.spark import sql
+from hudi_py_source.spark.catalog import stored_table
 
 pytestmark = pytest.mark.spark
 
@@ -269,3 +270,17 @@ def test_drop_partition_and_truncate(spark: SparkSession, run: dict[str, Any]) -
     assert collect(spark, "SELECT id FROM sqltest.parts") == []
     with pytest.raises(HoodieConfigError, match=r"PARTITION \(id\) must give every partition field of the table: dt"):
         spark.sql("ALTER TABLE sqltest.parts DROP PARTITION (id = 1)")
+
+
+def test_set_and_unset_table_properties(spark: SparkSession, run: dict[str, Any]) -> None:
+    """SET TBLPROPERTIES keeps the keys with the table's options (later statements write with them); UNSET drops
+    them again."""
+    spark.sql("CREATE TABLE sqltest.props (id INT) USING pyhudi TBLPROPERTIES (primaryKey = 'id')")
+    spark.sql("ALTER TABLE sqltest.props SET TBLPROPERTIES (hoodie.keep.max.commits = '40', 'note' = 'x')")
+    stored = stored_table(spark.table("sqltest.props").schema)
+    assert stored is not None and {k: stored["options"].get(k) for k in ("hoodie.keep.max.commits", "note")} == {
+        "hoodie.keep.max.commits": "40", "note": "x"}
+    spark.sql("ALTER TABLE sqltest.props UNSET TBLPROPERTIES IF EXISTS (hoodie.keep.max.commits, 'note')")
+    stored = stored_table(spark.table("sqltest.props").schema)
+    assert stored is not None and "hoodie.keep.max.commits" not in stored["options"] and "note" not in stored[
+        "options"]

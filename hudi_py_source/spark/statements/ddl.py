@@ -14,7 +14,8 @@ from collections.abc import Callable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
-from sqlglot import exp
+from sqlglot import TokenType, exp
+from sqlglot.dialects.spark import Spark
 
 from ...config import (
     DATABASE_NAME,
@@ -217,7 +218,7 @@ def alter(spark: SparkSession, alter: exp.Alter, sql: SparkSql) -> DataFrame:
         paths = [_partition_path(found, p) for a in actions for p in a.expressions]
         delete_partitions(found, paths)
     else:
-        _reregister(spark, found, _table_properties(found, actions), sql)
+        _reregister(spark, found, {**found.options, **_table_properties(found, actions)}, sql)
     return sql("SELECT 1 WHERE false")
 
 
@@ -266,14 +267,31 @@ def truncate(spark: SparkSession, stmt: exp.TruncateTable, sql: SparkSql) -> Dat
     return sql("SELECT 1 WHERE false")
 
 
-def _reregister(spark: SparkSession, found: RegisteredTable, settings: dict[str, str], sql: SparkSql) -> None:
-    """The catalog entry made again with the new options (the location and data stay)."""
+def unset_properties(spark: SparkSession, table: exp.Table, text: str, sql: SparkSql) -> DataFrame:
+    """ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] (key, …): the keys leave the table's stored options (read from
+    sqlglot's Spark tokens: sqlglot does not parse UNSET)."""
+    found = required_table(spark, table, "ALTER TABLE … UNSET TBLPROPERTIES")
+    tokens = Spark().tokenize(text)
+    start = next(i for i, t in enumerate(tokens) if t.token_type == TokenType.L_PAREN)
+    keys, current = [], ""
+    for token in tokens[start + 1:]:
+        if token.token_type in (TokenType.COMMA, TokenType.R_PAREN):
+            keys.append(current)
+            current = ""
+        else:
+            current += token.text
+    unset = set(table_options(dict.fromkeys(keys, "")))
+    _reregister(spark, found, {k: v for k, v in found.options.items() if k not in unset}, sql)
+    return sql("SELECT 1 WHERE false")
+
+
+def _reregister(spark: SparkSession, found: RegisteredTable, options: dict[str, str], sql: SparkSql) -> None:
+    """The catalog entry made again with `options` (the location and data stay; columns added by ALTER stay)."""
     columns = found.data_fields
     sql(f"DROP TABLE {found.name}")
-    _register(sql, found.name, found.path, {**found.options, **settings})
+    _register(sql, found.name, found.path, options)
     known = {f.name for f in spark.table(found.name).schema.fields}
     added = [f for f in columns if f.name not in known]
     if added:
         sql(f"ALTER TABLE {found.name} ADD COLUMNS ("
             + ", ".join(f"{quoted(f.name)} {f.dataType.simpleString()}" for f in added) + ")")
-

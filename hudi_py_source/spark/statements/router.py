@@ -15,7 +15,7 @@ from typing import Any
 import sqlglot
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
-from sqlglot.errors import ParseError
+from sqlglot.errors import SqlglotError
 
 from ..failures import pyhudi_error
 from . import ddl, dml, indexes, procedures, queries
@@ -58,12 +58,19 @@ def _parse(text: str) -> exp.Expression | None:
     if lowered.startswith(("select", "with", "from", "(")) and not _QUERY_MARKERS.search(text):
         return None
     if lowered.startswith(_COMMANDS):
-        return exp.Command(this=lowered.split()[0].upper(), expression=exp.Literal.string(text.strip()))
+        return _as_command(text)
     try:
         parsed = sqlglot.parse_one(text, dialect="spark")
-    except ParseError:
+    except SqlglotError:
         return None
+    if isinstance(parsed, exp.Command):
+        return _as_command(text)
     return parsed if isinstance(parsed, exp.Expression) else None
+
+
+def _as_command(text: str) -> exp.Command:
+    """A statement sqlglot does not read, kept whole for the handlers that read it by its words."""
+    return exp.Command(this=text.split()[0].upper(), expression=exp.Literal.string(text.strip()))
 
 
 def _handle(spark: SparkSession, parsed: exp.Expression, sql: SparkSql) -> DataFrame | None:
@@ -94,6 +101,9 @@ def _command(spark: SparkSession, command: exp.Command, sql: SparkSql) -> DataFr
     if first == "drop index":
         return indexes.drop(spark, body, sql) if _names_pyhudi_table(spark, indexes.parse_drop(body).table) \
             else None
+    if first == "alter table" and [w.lower() for w in words[3:5]] == ["unset", "tblproperties"] \
+            and _names_pyhudi_table(spark, words[2]):
+        return ddl.unset_properties(spark, exp.to_table(words[2], dialect="spark"), body, sql)
     if len(words) == 3 and first == "show partitions" and _names_pyhudi_table(spark, words[2]):
         return ddl.show_partitions(spark, exp.to_table(words[2], dialect="spark"))
     if len(words) == 4 and first in ("show indexes", "show index") and words[2].lower() in ("from", "in") \
