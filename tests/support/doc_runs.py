@@ -22,6 +22,7 @@ _SEQNO = re.compile(r"<instant>_\d+_\d+")
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 _FILE = re.compile(_UUID + r"-\d+(_\d+-\d+-\d+_<instant>\.parquet)?")
 _PATH = re.compile(r"(file:)?/[^\s'\"]*pytest-[^\s'\"]*")
+_EXPRESSION_ID = re.compile(r"#\d+")  # Spark's plan text numbers attributes per session
 
 
 def relocated(sql: str, root: Path) -> str:
@@ -32,7 +33,7 @@ def relocated(sql: str, root: Path) -> str:
 def _stable(value: Any) -> Any:
     if isinstance(value, str):
         text = _SEQNO.sub("<seqno>", _INSTANT.sub("<instant>", value))
-        return _PATH.sub("<path>", _FILE.sub("<file>", text))
+        return _EXPRESSION_ID.sub("#", _PATH.sub("<path>", _FILE.sub("<file>", text)))
     if isinstance(value, dict):
         return {k: _stable(v) for k, v in value.items()}
     if isinstance(value, list):
