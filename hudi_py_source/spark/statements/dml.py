@@ -23,6 +23,7 @@ from ...write.record_columns import DELETE_COLUMN
 from ..catalog import sql_write_options
 from ..save import write
 from .ddl import property_value
+from .queries import read_table, temp_view
 from .tables import META_COLUMNS, RegisteredTable, quoted, required_table
 
 SparkSql = Callable[[str], DataFrame]
@@ -146,25 +147,44 @@ def update(spark: SparkSession, stmt: exp.Update, sql: SparkSql) -> DataFrame:
     unknown = [c for c in assigned if c not in {f.name for f in found.data_fields}]
     if unknown:
         raise HoodieConfigError(f"UPDATE {found.name}: no column {', '.join(unknown)}")
-    _write(spark, found, sql(_selection(stmt, found, props, assigned)), "upsert")
+    _write(spark, found, sql(_selection(spark, stmt, found, props, assigned, found.data_fields)), "upsert")
     return _empty(sql)
 
 
 def delete(spark: SparkSession, stmt: exp.Delete, sql: SparkSql) -> DataFrame:
-    """DELETE FROM t [WHERE cond]: the matching keys deleted."""
+    """DELETE FROM t [WHERE cond]: the matching keys deleted. The scan reads only the key, partition and ordering
+    columns and those the condition names."""
     found = required_table(spark, stmt.this, "DELETE")
-    _write(spark, found, sql(_selection(stmt, found, found.hudi().props, {})), "delete")
+    props = found.hudi().props
+    identity = {*props.record_key_fields, *props.partition_fields, *([props.precombine_field]
+                                                                     if props.precombine_field else [])}
+    fields = [f for f in found.data_fields if f.name in identity | _named(stmt)]
+    _write(spark, found, sql(_selection(spark, stmt, found, props, {}, fields)), "delete")
     return _empty(sql)
 
 
-def _selection(stmt: exp.Update | exp.Delete, found: RegisteredTable, props: TableProperties,
-               assigned: dict[str, str]) -> str:
+def _named(stmt: exp.Expression) -> set[str]:
+    return {c.name for c in stmt.find_all(exp.Column)}
+
+
+def _scan(spark: SparkSession, found: RegisteredTable, props: TableProperties, fields: list[T.StructField],
+          stmt: exp.Expression) -> str:
+    """A view of the table with only `fields`, the meta columns the statement names and, on a keyless table, the
+    keys: Spark prunes no column of a Python source, and the five meta columns are most of a narrow table."""
+    named = _named(stmt)
+    meta = [f for f in found.schema.fields if f.name in META_COLUMNS
+            and (f.name in named or (not props.record_key_fields and f.name in _KEY_META))]
+    return temp_view(read_table(spark, found, {}, T.StructType([*meta, *fields])))
+
+
+def _selection(spark: SparkSession, stmt: exp.Update | exp.Delete, found: RegisteredTable, props: TableProperties,
+               assigned: dict[str, str], fields: list[T.StructField]) -> str:
     """The SELECT of the rows an UPDATE or DELETE touches, with the UPDATE's assignments applied."""
     alias = stmt.this.alias_or_name
-    columns = [_cast(assigned[f.name], f) if f.name in assigned else f"{alias}.{quoted(f.name)}"
-               for f in found.data_fields]
+    columns = [_cast(assigned[f.name], f) if f.name in assigned else f"{alias}.{quoted(f.name)}" for f in fields]
     where = stmt.args.get("where")
-    return (f"SELECT {', '.join(columns + _keyless_meta(props, alias))} FROM {found.name} AS {quoted(alias)}"
+    view = _scan(spark, found, props, fields, stmt)
+    return (f"SELECT {', '.join(columns + _keyless_meta(props, alias))} FROM {view} AS {quoted(alias)}"
             + (f" {_spark(where)}" if where is not None else ""))
 
 
@@ -182,7 +202,8 @@ def merge(spark: SparkSession, stmt: exp.Merge, sql: SparkSql) -> DataFrame:
     columns.append(f"({' OR '.join(deleting) if deleting else 'false'}) AS {DELETE_COLUMN}")
     columns += [f"{target}.{c} AS {c}" for c in ([] if props.record_key_fields else _KEY_META)]
     text = (f"SELECT {', '.join(columns)} FROM {_spark(stmt.args['using'])} LEFT JOIN "
-            f"(SELECT *, true AS {_MATCHED} FROM {found.name}) AS {quoted(target)} ON {_spark(stmt.args['on'])} "
+            f"(SELECT *, true AS {_MATCHED} FROM {_scan(spark, found, props, found.data_fields, stmt)}) AS "
+            f"{quoted(target)} ON {_spark(stmt.args['on'])} "
             f"WHERE {' OR '.join(f'({cond})' for cond, _, _ in clauses)}")
     _write(spark, found, sql(text), "upsert")
     return _empty(sql)

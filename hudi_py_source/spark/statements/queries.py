@@ -8,9 +8,12 @@ incremental query), and the rewritten query goes to Spark: the rest of the state
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
 from sqlglot import exp
 
 from ...config import AS_OF_INSTANT, INCREMENTAL_FORMAT, QUERY_TYPE, READ_BEGIN_INSTANT, READ_END_INSTANT
@@ -23,6 +26,7 @@ from .tables import RegisteredTable, named_table, registered_table
 SparkSql = Callable[[str], DataFrame]
 _FORMATS = ("latest_state", "cdc")
 _VIEWS = itertools.count()
+_CREATED: ContextVar[list[str] | None] = ContextVar("pyhudi_temp_views", default=None)
 
 
 def needs_rewrite(select: exp.Expression) -> bool:
@@ -56,25 +60,47 @@ def _replace(table: exp.Table, view: str) -> None:
     table.replace(exp.Table(this=exp.to_identifier(view), alias=alias))
 
 
-def _reader(spark: SparkSession, found: RegisteredTable, options: dict[str, str]) -> DataFrame:
+def read_table(spark: SparkSession, found: RegisteredTable, options: dict[str, str],
+               schema: StructType | None = None) -> DataFrame:
+    """A pyhudi read of the table with Hudi's read options; `schema` (a subset of its columns) prunes the scan,
+    which Spark does not do for Python sources."""
     if not table_exists(found.storage()):
         raise HoodieTableError(f"{found.name}: there is no Hudi table at {found.path}; name a table of the catalog "
                                "or the path of a Hudi table", path=found.path)
     reader = spark.read.format("pyhudi").options(**{k: str(v) for k, v in found.write_options.items()})
     if found.options.get(STORAGE_OPTIONS_KEY):
         reader = reader.option(STORAGE_OPTIONS_KEY, str(found.options[STORAGE_OPTIONS_KEY]))
+    if schema is not None:
+        reader = reader.schema(schema)
     return reader.options(**options).load(found.path)
 
 
-def _view(df: DataFrame) -> str:
+def temp_view(df: DataFrame) -> str:
+    """A temporary view of `df` under a name no user picks, for rewritten statements to read; `dropped_views` removes
+    it once the statement is planned (a planned DataFrame keeps what it read)."""
     name = f"__pyhudi_view_{next(_VIEWS)}"
     df.createOrReplaceTempView(name)
+    created = _CREATED.get()
+    if created is not None:
+        created.append(name)
     return name
+
+
+@contextmanager
+def dropped_views(spark: SparkSession) -> Iterator[None]:
+    """The temporary views made inside the block are dropped at its end, so SHOW TABLES never lists them."""
+    token = _CREATED.set([])
+    try:
+        yield
+    finally:
+        for name in _CREATED.get() or []:
+            spark.catalog.dropTempView(name)
+        _CREATED.reset(token)
 
 
 def _time_travel_view(spark: SparkSession, found: RegisteredTable, version: exp.Version) -> str:
     """`TIMESTAMP AS OF '2024-01-01 10:00:00.000'` or `VERSION AS OF 20240101100000000`: Hudi's as.of.instant."""
-    return _view(_reader(spark, found, {AS_OF_INSTANT.key: property_value(version.expression)}))
+    return temp_view(read_table(spark, found, {AS_OF_INSTANT.key: property_value(version.expression)}))
 
 
 def _changes_view(spark: SparkSession, call: exp.Anonymous) -> str:
@@ -89,4 +115,4 @@ def _changes_view(spark: SparkSession, call: exp.Anonymous) -> str:
                READ_BEGIN_INSTANT.key: "000" if args[2].lower() == "earliest" else args[2]}
     if len(args) == 4:
         options[READ_END_INSTANT.key] = args[3]
-    return _view(_reader(spark, found, options))
+    return temp_view(read_table(spark, found, options))

@@ -41,7 +41,8 @@ def run(spark: SparkSession, text: str, spark_sql: Callable[..., DataFrame], *ar
 
     try:
         parsed = _parse(text) if not args and not kwargs else None
-        handled = _handle(spark, parsed, sql) if parsed is not None else None
+        with queries.dropped_views(spark):
+            handled = _handle(spark, parsed, sql) if parsed is not None else None
         return handled if handled is not None else spark_sql(text, *args, **kwargs)
     except Exception as exc:
         error = pyhudi_error(exc)
