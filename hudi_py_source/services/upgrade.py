@@ -32,7 +32,12 @@ from ..errors import HoodieConfigError
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable
 from ..table.mdt import FILES_PARTITION
-from ..table.properties import METADATA_PARTITIONS, TableProperties, finish_interrupted_update
+from ..table.properties import (
+    METADATA_PARTITIONS,
+    METADATA_PARTITIONS_INFLIGHT,
+    TableProperties,
+    finish_interrupted_update,
+)
 from ..table.properties import PAYLOAD_CLASS as PAYLOAD_CLASS_KEY
 from ..table.properties_v8 import MERGE_MODE, MULTIPLE_BASE_FORMATS
 from ..table.upgrade_properties import LAYOUT_OF_VERSION, property_changes
@@ -41,7 +46,6 @@ from ..timeline.archived import ArchivedTimeline, archive_folder, list_archive_f
 from ..timeline.layout_migration import MovedFile, folder_of_layout, instant_files, to_layout_1, to_layout_2
 from ..timeline.lsm_timeline import table_history_folder, write_archived_instants
 from ..write.metadata_writer import (
-    METADATA_PARTITIONS_INFLIGHT,
     MetadataTableWriter,
     has_metadata_table,
     initializing,
@@ -168,7 +172,7 @@ def migrate(storage: Storage, to_version: int, upgrade: bool, options: dict[str,
     _rollback_and_compact(storage, options)
     props = TableProperties.load(storage)
     rebuild = has_metadata_table(props) or initializing(props)
-    builds = kept_builds(props)
+    builds = kept_builds(storage, props)
     if rebuild:
         building = [FILES_PARTITION, *builds]
         props = props.update(storage, {METADATA_PARTITIONS: "", METADATA_PARTITIONS_INFLIGHT: ",".join(building)})
