@@ -1,5 +1,5 @@
 """Keeping a table's metadata table (`.hoodie/metadata`: its `files` partition, and the record index, column stats,
-partition stats and bloom filters when the table has them) in step with the data table.
+partition stats, bloom filters and secondary indexes when the table has them) in step with the data table.
 
 Every action that adds or removes data files is applied to the metadata table as a deltacommit of the same
 instant time, before the data table's instant completes, as Hudi 1.x does:
@@ -30,8 +30,9 @@ table also compacts at its latest deltacommit's time + `001`) that writes the ba
 hoodie.properties then lists `files` in hoodie.table.metadata.partitions, which is what makes readers use it.
 
 The keyed partitions (the record index, column stats, partition stats, bloom filters; `KEYED`, described in
-keyed_indexers.py) are built the same way, each by a deltacommit of its own (`00000000000000001` to `...004`;
-version 6 `...011` to `...014`) writing one base HFile per file group, and
+keyed_indexers.py, and a table's secondary indexes, `table_indexers`) are built the same way, each by a deltacommit
+of its own (`00000000000000001` to `...004`; version 6 `...011` to `...014`; a secondary index the first such
+instant free) writing one base HFile per file group, and
 take, in each data action's deltacommit, one log file per file group the action touched: an HFILE_DATA_BLOCK of
 the records put and a DELETE_BLOCK of the keys removed (`keyed_changes_of_commit`, `keyed_changes_of_clean`).
 """

@@ -217,3 +217,13 @@ def test_random_write_sequences_keep_the_index_in_step(tmp_path: Path, table_typ
         assert entries(path) == pairs(model), step
         assert Table(path).validate_metadata() == [], step
     assert index_definitions(Storage(path), TableProperties.load(Storage(path)))[PARTITION].version == version - 7
+
+
+def test_a_downgrade_to_version_6_is_refused_while_an_index_exists(tmp_path: Path) -> None:
+    path, names = indexed(tmp_path)
+    with pytest.raises(HoodieConfigError, match=r"cannot downgrade to table version 6: the table has secondary "
+                       r"indexes \(secondary_index_idx_name\)"):
+        Table(path).downgrade(6)
+    assert TableProperties.load(Storage(path)).version == 9
+    Table(path).drop_secondary_index("idx_name")
+    assert Table(path).downgrade(6) == 6
