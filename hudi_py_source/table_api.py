@@ -38,6 +38,8 @@ from .write.client import abort_write, commit_write, start_write, write_task
 from .write.column_stats_changes import column_stats_differences
 from .write.partition_stats_changes import partition_stats_differences
 from .write.record_index_changes import index_differences
+from .write.secondary_index_changes import secondary_index_differences
+from .write.secondary_index_ddl import create_secondary_index, drop_secondary_index
 
 Data: TypeAlias = pa.Table | pa.RecordBatch | Iterable[pa.RecordBatch]
 
@@ -161,8 +163,9 @@ class Table:
         """Every difference between the metadata table and the data table: its file listing against storage (see
         table/mdt.metadata_differences) and its record index against the keys a snapshot reads (see
         write/record_index_changes.index_differences), its column stats against the files' own ranges and its
-        partition stats against the ranges of each partition's files, its bloom filters against the footers';
-        empty when they agree. A table without one has nothing to check."""
+        partition stats against the ranges of each partition's files, its bloom filters against the footers',
+        each secondary index against the (value, record key) pairs of the snapshot; empty when they agree. A table
+        without one has nothing to check."""
         table = self.hoodie_table()
         if FILES_PARTITION not in table.props.metadata_partitions:
             raise HoodieTableError(f"{self.storage.base_url} has no metadata table to validate",
@@ -176,7 +179,16 @@ class Table:
             found += partition_stats_differences(table)
         if BLOOM_FILTERS_PARTITION in table.props.metadata_partitions:
             found += bloom_filter_differences(table)
-        return found
+        return found + secondary_index_differences(table)
+
+    def create_secondary_index(self, name: str, column: str, options: dict[str, str] | None = None) -> None:
+        """Build secondary index `name` of `column` (partition `secondary_index_<name>`) as Apache Hudi 1.2's
+        `CREATE INDEX name ON t (column)` does; needs the record index (see write/secondary_index_ddl.py)."""
+        create_secondary_index(self.storage, name, column, options)
+
+    def drop_secondary_index(self, name: str) -> None:
+        """Remove secondary index `name` (Hudi's `DROP INDEX name ON t`)."""
+        drop_secondary_index(self.storage, name)
 
     def hoodie_table(self) -> HoodieTable:
         return HoodieTable.load(self.storage)

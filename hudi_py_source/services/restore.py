@@ -228,7 +228,7 @@ def execute_restore(storage: Storage | str, restore_time: str) -> str:
     done, rollbacks = _roll_back_planned(table, plan)
     table = table.reload()
     if has_metadata_table(table.props) or initializing(table.props):
-        MetadataTableWriter(table.storage).initialize(table, kept_builds(table.props))
+        MetadataTableWriter(table.storage).initialize(table, kept_builds(table.storage, table.props))
     record = {
         "startRestoreTime": restore_time,
         "timeTakenInMillis": int((time.monotonic() - started) * 1000),

@@ -31,8 +31,14 @@ from ..config import ARCHIVAL_BATCH, PAYLOAD_CLASS, WRITE_MERGE_MODE, WRITE_TABL
 from ..errors import HoodieConfigError
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable
+from ..table.index_definitions import SECONDARY_INDEX_PREFIX
 from ..table.mdt import FILES_PARTITION
-from ..table.properties import METADATA_PARTITIONS, TableProperties, finish_interrupted_update
+from ..table.properties import (
+    METADATA_PARTITIONS,
+    METADATA_PARTITIONS_INFLIGHT,
+    TableProperties,
+    finish_interrupted_update,
+)
 from ..table.properties import PAYLOAD_CLASS as PAYLOAD_CLASS_KEY
 from ..table.properties_v8 import MERGE_MODE, MULTIPLE_BASE_FORMATS
 from ..table.upgrade_properties import LAYOUT_OF_VERSION, property_changes
@@ -41,7 +47,6 @@ from ..timeline.archived import ArchivedTimeline, archive_folder, list_archive_f
 from ..timeline.layout_migration import MovedFile, folder_of_layout, instant_files, to_layout_1, to_layout_2
 from ..timeline.lsm_timeline import table_history_folder, write_archived_instants
 from ..write.metadata_writer import (
-    METADATA_PARTITIONS_INFLIGHT,
     MetadataTableWriter,
     has_metadata_table,
     initializing,
@@ -76,7 +81,16 @@ def _check_target(props: TableProperties, to_version: int, upgrade: bool) -> Non
 
 def _refuse_features(props: TableProperties, to_version: int) -> None:
     """A table whose recorded features the target version cannot express is refused, unchanged: several base file
-    formats (version 8 on) and a CUSTOM merge mode without a payload class, which version 6 records only as one."""
+    formats (version 8 on), a CUSTOM merge mode without a payload class, which version 6 records only as one, and
+    secondary indexes (Hudi 1.x's)."""
+    secondary = [p for p in props.metadata_partitions + props.inflight_partitions
+                 if p.startswith(SECONDARY_INDEX_PREFIX)]
+    if to_version < 8 and secondary:
+        raise HoodieConfigError(
+            f"cannot downgrade to table version {to_version}: the table has secondary indexes "
+            f"({', '.join(secondary)}), which need table version 8 or later; drop them first (DROP INDEX, "
+            "Table.drop_secondary_index)",
+            key=WRITE_TABLE_VERSION.key)
     if to_version < 8 and props.get(MULTIPLE_BASE_FORMATS, "false").strip().lower() == "true":
         raise HoodieConfigError(
             f"cannot downgrade to table version {to_version}: the table has {MULTIPLE_BASE_FORMATS}=true, which "
@@ -168,7 +182,7 @@ def migrate(storage: Storage, to_version: int, upgrade: bool, options: dict[str,
     _rollback_and_compact(storage, options)
     props = TableProperties.load(storage)
     rebuild = has_metadata_table(props) or initializing(props)
-    builds = kept_builds(props)
+    builds = kept_builds(storage, props)
     if rebuild:
         building = [FILES_PARTITION, *builds]
         props = props.update(storage, {METADATA_PARTITIONS: "", METADATA_PARTITIONS_INFLIGHT: ",".join(building)})

@@ -20,6 +20,7 @@ from .properties import TableProperties
 
 INDEX_DEFS_PATH = "hoodie.table.index.defs.path"
 SECONDARY_INDEX_PREFIX = "secondary_index_"
+DEFAULT_INDEX_DEFS_FILE = ".hoodie/.index_defs/index.json"  # where Hudi 1.x puts it, relative to the base path
 
 
 @dataclass(frozen=True)
@@ -39,16 +40,55 @@ class IndexDefinition:
         return self.name.startswith(SECONDARY_INDEX_PREFIX)
 
 
-def index_definitions(storage: Storage, props: TableProperties) -> dict[str, IndexDefinition]:
-    """The table's index definitions by name; none when the table names no index.json or it is absent."""
+    def to_json(self) -> dict[str, Any]:
+        """The definition as index.json holds it (HoodieIndexDefinition's fields, in Hudi's order)."""
+        entry: dict[str, Any] = {"indexName": self.name, "indexType": self.index_type,
+                                 "indexFunction": self.function, "sourceFields": list(self.source_fields),
+                                 "indexOptions": dict(self.options)}
+        if self.version is not None:
+            entry["version"] = f"V{self.version}"
+        return entry
+
+
+def _defs_path(storage: Storage, props: TableProperties) -> str | None:
+    """index.json's path relative to the base path, when the table names one."""
     path = props.get(INDEX_DEFS_PATH, "").strip()
     if not path:
-        return {}
-    if "://" in path or path.startswith("/"):
-        path = storage.relative(path)
-    if not storage.exists(path):
+        return None
+    return storage.relative(path) if "://" in path or path.startswith("/") else path
+
+
+def index_definitions(storage: Storage, props: TableProperties) -> dict[str, IndexDefinition]:
+    """The table's index definitions by name; none when the table names no index.json or it is absent."""
+    path = _defs_path(storage, props)
+    if path is None or not storage.exists(path):
         return {}
     return parse_index_definitions(storage.read_bytes(path), storage.url(path))
+
+
+def write_index_definitions(storage: Storage, props: TableProperties,
+                            definitions: Mapping[str, IndexDefinition]) -> None:
+    """Write index.json with `definitions` (where the table names it, else at Hudi's place, then named in
+    hoodie.properties), laid out as Hudi's Jackson pretty printer writes it."""
+    path = _defs_path(storage, props) or DEFAULT_INDEX_DEFS_FILE
+    document = {"indexDefinitions": {name: d.to_json() for name, d in definitions.items()}}
+    storage.write_bytes(path, _jackson(document, 0).encode())
+    if props.get(INDEX_DEFS_PATH, "").strip() == "":
+        props.update(storage, {INDEX_DEFS_PATH: path})
+
+
+def _jackson(value: Any, depth: int) -> str:
+    """JSON as Jackson's default pretty printer lays it out: `"key" : value`, two-space indents, short arrays
+    and empty objects on one line."""
+    pad, inner = "  " * depth, "  " * (depth + 1)
+    if isinstance(value, dict):
+        if not value:
+            return "{ }"
+        items = [f'{inner}{json.dumps(k)} : {_jackson(v, depth + 1)}' for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(value, list):
+        return "[ " + ", ".join(_jackson(v, depth + 1) for v in value) + " ]" if value else "[ ]"
+    return json.dumps(value)
 
 
 def partitioned_record_index(storage: Storage, props: TableProperties) -> bool:

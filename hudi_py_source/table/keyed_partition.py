@@ -10,7 +10,7 @@ HFILE_DATA_BLOCKs (records put) and DELETE_BLOCKs (keys removed), which count as
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Self
 
@@ -322,11 +322,14 @@ def _name_log(stored: StoredFile, blocks: list[LogBlock], digested: dict[int, by
 
 @dataclass
 class KeyedChange:
-    """What one data-table action writes into a keyed metadata partition: records put, keys deleted."""
+    """What one data-table action writes into a keyed metadata partition: records put, keys deleted, and how
+    keys spread over the partition's file groups (`groups(keys, count)`: Hudi's hash of the key, except for a
+    secondary index of version 2, which hashes the value)."""
 
     keys: pa.Array
     values: pa.Array
     deleted: pa.Array
+    groups: Callable[[pa.Array, int], np.ndarray] = file_group_indexes
 
     @classmethod
     def of_puts(cls, parts: Iterable[tuple[list[str], list[bytes]]]) -> KeyedChange:

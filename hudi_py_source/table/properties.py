@@ -41,6 +41,7 @@ DROP_PARTITION_COLUMNS = "hoodie.datasource.write.drop.partition.columns"
 CREATE_SCHEMA = "hoodie.table.create.schema"
 CHECKSUM = "hoodie.table.checksum"
 METADATA_PARTITIONS = "hoodie.table.metadata.partitions"
+METADATA_PARTITIONS_INFLIGHT = "hoodie.table.metadata.partitions.inflight"
 CDC_ENABLED = "hoodie.table.cdc.enabled"
 CDC_LOGGING_MODE = "hoodie.table.cdc.supplemental.logging.mode"
 DEFAULT_CDC_LOGGING_MODE = "DATA_BEFORE_AFTER"
@@ -352,6 +353,11 @@ class TableProperties(Mapping[str, str]):
     def metadata_partitions(self) -> list[str]:
         """Partitions of the table's metadata table (files, column_stats, …); empty when it has none."""
         return _as_list(self._values.get(METADATA_PARTITIONS))
+
+    @property
+    def inflight_partitions(self) -> list[str]:
+        """Metadata partitions being built (listed once built, see write/metadata_writer.py)."""
+        return _as_list(self._values.get(METADATA_PARTITIONS_INFLIGHT))
 
     @property
     def drop_partition_columns(self) -> bool:

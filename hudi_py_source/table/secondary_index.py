@@ -41,6 +41,16 @@ SUPPORTED_VERSIONS = (1, 2)
 KeysLive = tuple[pa.Array, pa.Array]
 
 
+def index_version(definition: IndexDefinition, props: TableProperties) -> int:
+    """The index version of a secondary index: its definition's, else the table version's default."""
+    return definition.version or (2 if props.version >= VALUE_HASHED_SINCE_TABLE_VERSION else 1)
+
+
+def secondary_file_groups(keys: pa.Array, count: int, version: int) -> np.ndarray:
+    """The file group of each key among `count`: of the whole key under version 1, of its value prefix under 2."""
+    return file_group_indexes(split_keys(keys)[0] if version >= 2 else keys, count)
+
+
 def secondary_file_group_id(partition: str, index: int) -> str:
     """The id of file group `index` of secondary index partition `partition` (getFileIDForFileGroup)."""
     return f"{partition.replace('_', '-')}-{index:04d}-0"
@@ -59,7 +69,7 @@ class SecondaryIndex(KeyedPartition):
         if not definition.is_secondary:
             raise HoodieTableError(f"{storage.base_url}: index {definition.name} is not a secondary index",
                                    path=storage.base_url)
-        version = definition.version or (2 if props.version >= VALUE_HASHED_SINCE_TABLE_VERSION else 1)
+        version = index_version(definition, props)
         if version not in SUPPORTED_VERSIONS:
             raise HoodieUnsupportedError(f"secondary index {definition.name} is of index version V{version}; "
                                          f"pyhudi reads versions {SUPPORTED_VERSIONS}",
@@ -79,8 +89,7 @@ class SecondaryIndex(KeyedPartition):
 
     def key_file_groups(self, keys: pa.Array) -> np.ndarray:
         """The file group of each key (or of each value prefix, under version 2)."""
-        hashed = split_keys(keys)[0] if self.version >= 2 else keys
-        return file_group_indexes(hashed, len(self.slices))
+        return secondary_file_groups(keys, len(self.slices), self.version)
 
     def record_keys(self, values: Sequence[str | None]) -> pa.Array:
         """The record keys of the live records whose indexed column holds one of `values`, in no set order."""

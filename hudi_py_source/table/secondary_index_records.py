@@ -9,10 +9,15 @@ a prefix of exactly that value's keys: a lookup by value is a scan of one key pr
 
 from __future__ import annotations
 
+import io
+from typing import Any
+
+import fastavro
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import HoodieCorruptedDataError
+from .metadata_records import META_FIELD_NAMES, RECORD_SCHEMA
 
 SECONDARY_INDEX_TYPE = 7
 SEPARATOR = "$"
@@ -22,6 +27,8 @@ _SPECIAL = (ESCAPE, SEPARATOR, NULL)
 # (everything up to and with the first unescaped `$`, the rest); `(?s)` lets `.` match a newline too.
 _SPLIT = r"(?s)^(?P<prefix>(?:[^\\$]|\\.)*\$)(?P<record_key>.*)$"
 _ESCAPED_CHAR = r"(?s)\\(.)"
+_TO_ESCAPE = r"([\\$\x00])"
+_PARSED = fastavro.parse_schema(RECORD_SCHEMA)
 
 
 def escape(part: str | None) -> str:
@@ -39,6 +46,24 @@ def value_prefix(value: str | None) -> str:
 def index_key(value: str | None, record_key: str) -> str:
     """The key of the record saying `record_key`'s indexed column holds `value`."""
     return value_prefix(value) + escape(record_key)
+
+
+def index_keys(values: pa.Array, record_keys: pa.Array) -> pa.Array:
+    """`index_key` of each (value, record key) pair, in one Arrow pass: what a build or a commit writes."""
+    escaped = pc.replace_substring_regex(values.cast(pa.string()), _TO_ESCAPE, r"\\\1")
+    keys = pc.replace_substring_regex(record_keys.cast(pa.string()), _TO_ESCAPE, r"\\\1")
+    return pc.binary_join_element_wise(pc.fill_null(escaped, NULL), keys, SEPARATOR)
+
+
+def encode_info(is_deleted: bool = False) -> bytes:
+    """The Avro value of a secondary index record (HoodieSecondaryIndexInfo; every live pair's value is the same
+    bytes)."""
+    record: dict[str, Any] = {name: None for name in META_FIELD_NAMES}
+    record.update({"key": "", "type": SECONDARY_INDEX_TYPE, "filesystemMetadata": None,
+                   "SecondaryIndexMetadata": {"isDeleted": is_deleted}})
+    out = io.BytesIO()
+    fastavro.schemaless_writer(out, _PARSED, record)
+    return out.getvalue()
 
 
 def split_keys(keys: pa.Array) -> tuple[pa.Array, pa.Array]:

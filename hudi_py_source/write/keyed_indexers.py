@@ -4,7 +4,8 @@ changes in it (Hudi 1.x's Indexer per MetadataPartitionType).
 
 `INDEXERS` is in the order of their initializing deltacommits: the record index, the column stats, the partition
 stats (built from the column stats' ranges, so after them), the bloom filters. What several need of one commit (the
-ranges of the files it wrote) is computed once, in `CommitChange`.
+ranges of the files it wrote) is computed once, in `CommitChange`. A table's secondary indexes (one partition each,
+defined in its index.json) join them in `table_indexers` when pyhudi can keep them: one column, no expression.
 """
 
 from __future__ import annotations
@@ -29,16 +30,25 @@ from ..config import (
     RECORD_INDEX_MIN_FILE_GROUPS,
     HoodieConfig,
 )
+from ..storage import Storage
 from ..table.bloom_filters import BloomFilterIndex
 from ..table.column_stats import ColumnStatsIndex
 from ..table.column_stats_records import stats_version
 from ..table.hoodie_table import HoodieTable
-from ..table.keyed_partition import KeyedChange, KeyedPartition
+from ..table.index_definitions import SECONDARY_INDEX_PREFIX, IndexDefinition, index_definitions
+from ..table.keyed_partition import KeyedChange
 from ..table.partition_stats import PartitionStatsIndex
 from ..table.properties import TableProperties
 from ..table.record_index import RecordIndex, estimate_file_groups
+from ..table.secondary_index import SUPPORTED_VERSIONS, index_version, secondary_file_group_id
 from ..timeline.commit_metadata import CommitMetadata
-from . import bloom_filter_changes, column_stats_changes, partition_stats_changes, record_index_changes
+from . import (
+    bloom_filter_changes,
+    column_stats_changes,
+    partition_stats_changes,
+    record_index_changes,
+    secondary_index_changes,
+)
 from .column_stats_changes import FileStats
 
 
@@ -83,18 +93,16 @@ class CommitChange:
 
 @dataclass(frozen=True)
 class KeyedIndexer:
-    """One keyed metadata partition: its reader class names it and its file groups."""
+    """One keyed metadata partition: its name and its file groups' ids, their number, whether the options want
+    it built, its records for a build, the changes of a commit and of a clean."""
 
-    reader: type[KeyedPartition]
+    partition: str
+    file_group_id: Callable[[int], str]
     sizing: Callable[[HoodieConfig], IndexSizing]
     wanted: Callable[[HoodieConfig, TableProperties | None], bool]
     entries_of_table: Callable[[HoodieTable], KeyedChange]
     change_of_commit: Callable[[CommitChange], KeyedChange]
     change_of_clean: Callable[[HoodieTable, Mapping[str, Any]], KeyedChange] | None = None
-
-    @property
-    def partition(self) -> str:
-        return self.reader.PARTITION
 
 
 def wants_record_index(cfg: HoodieConfig, props: TableProperties | None = None) -> bool:
@@ -150,13 +158,60 @@ def _bloom_filters_change(change: CommitChange) -> KeyedChange:
 
 
 INDEXERS: dict[str, KeyedIndexer] = {indexer.partition: indexer for indexer in (
-    KeyedIndexer(RecordIndex, IndexSizing.of_record_index, wants_record_index, _record_index_entries,
-                 _record_index_change),
-    KeyedIndexer(ColumnStatsIndex, _column_stats_sizing, _wants_column_stats, column_stats_changes.entries_of_table,
-                 _column_stats_change, column_stats_changes.change_of_clean),
-    KeyedIndexer(PartitionStatsIndex, _partition_stats_sizing, _wants_partition_stats,
-                 partition_stats_changes.entries_of_table, _partition_stats_change),
-    KeyedIndexer(BloomFilterIndex, _bloom_filters_sizing, _wants_bloom_filters, bloom_filter_changes.entries_of_table,
-                 _bloom_filters_change, bloom_filter_changes.change_of_clean),
+    KeyedIndexer(RecordIndex.PARTITION, RecordIndex.file_group_id, IndexSizing.of_record_index, wants_record_index,
+                 _record_index_entries, _record_index_change),
+    KeyedIndexer(ColumnStatsIndex.PARTITION, ColumnStatsIndex.file_group_id, _column_stats_sizing,
+                 _wants_column_stats, column_stats_changes.entries_of_table, _column_stats_change,
+                 column_stats_changes.change_of_clean),
+    KeyedIndexer(PartitionStatsIndex.PARTITION, PartitionStatsIndex.file_group_id, _partition_stats_sizing,
+                 _wants_partition_stats, partition_stats_changes.entries_of_table, _partition_stats_change),
+    KeyedIndexer(BloomFilterIndex.PARTITION, BloomFilterIndex.file_group_id, _bloom_filters_sizing,
+                 _wants_bloom_filters, bloom_filter_changes.entries_of_table, _bloom_filters_change,
+                 bloom_filter_changes.change_of_clean),
 )}
 KEYED = tuple(INDEXERS)
+
+
+def _never(cfg: HoodieConfig, props: TableProperties | None) -> bool:
+    """A secondary index is built by its creation, never because of write options."""
+    return False
+
+
+def maintainable(definition: IndexDefinition, props: TableProperties) -> bool:
+    """Whether pyhudi keeps this index in step: a secondary index of one column as it is (no expression), of an
+    index version it hashes, on table version 8 or 9."""
+    return (definition.is_secondary and definition.function in ("", "identity")
+            and len(definition.source_fields) == 1 and props.version >= 8
+            and index_version(definition, props) in SUPPORTED_VERSIONS)
+
+
+def secondary_indexer(definition: IndexDefinition, props: TableProperties) -> KeyedIndexer:
+    """The keyed partition of one secondary index: sized as the record index, as Hudi sizes it."""
+    version = index_version(definition, props)
+
+    def entries(table: HoodieTable) -> KeyedChange:
+        return secondary_index_changes.entries_of_table(table, definition, version)
+
+    def change(commit: CommitChange) -> KeyedChange:
+        return secondary_index_changes.change_of_commit(commit.table, commit.metadata, commit.instant_time,
+                                                        definition, version)
+
+    def clean(table: HoodieTable, clean_metadata: Mapping[str, Any]) -> KeyedChange:
+        """Nothing: a clean removes older file slices only, whose pairs the index no longer holds. Named so that
+        the clean's deltacommit compacts the index with the other partitions."""
+        return secondary_index_changes.no_change(version)
+
+    def file_group_id(index: int) -> str:
+        return secondary_file_group_id(definition.name, index)
+
+    return KeyedIndexer(definition.name, file_group_id, IndexSizing.of_record_index, _never, entries, change, clean)
+
+
+def table_indexers(storage: Storage, props: TableProperties) -> dict[str, KeyedIndexer]:
+    """Every keyed partition pyhudi can keep for the table: the built-in ones, then the secondary indexes its
+    index.json defines (read only when the table lists or builds one)."""
+    if not any(p.startswith(SECONDARY_INDEX_PREFIX) for p in props.metadata_partitions + props.inflight_partitions):
+        return INDEXERS
+    secondary = {name: secondary_indexer(d, props) for name, d in index_definitions(storage, props).items()
+                 if maintainable(d, props)}
+    return {**INDEXERS, **secondary}

@@ -1,5 +1,5 @@
 """Keeping a table's metadata table (`.hoodie/metadata`: its `files` partition, and the record index, column stats,
-partition stats and bloom filters when the table has them) in step with the data table.
+partition stats, bloom filters and secondary indexes when the table has them) in step with the data table.
 
 Every action that adds or removes data files is applied to the metadata table as a deltacommit of the same
 instant time, before the data table's instant completes, as Hudi 1.x does:
@@ -30,8 +30,9 @@ table also compacts at its latest deltacommit's time + `001`) that writes the ba
 hoodie.properties then lists `files` in hoodie.table.metadata.partitions, which is what makes readers use it.
 
 The keyed partitions (the record index, column stats, partition stats, bloom filters; `KEYED`, described in
-keyed_indexers.py) are built the same way, each by a deltacommit of its own (`00000000000000001` to `...004`;
-version 6 `...011` to `...014`) writing one base HFile per file group, and
+keyed_indexers.py, and a table's secondary indexes, `table_indexers`) are built the same way, each by a deltacommit
+of its own (`00000000000000001` to `...004`; version 6 `...011` to `...014`; a secondary index the first such
+instant free) writing one base HFile per file group, and
 take, in each data action's deltacommit, one log file per file group the action touched: an HFILE_DATA_BLOCK of
 the records put and a DELETE_BLOCK of the keys removed (`keyed_changes_of_commit`, `keyed_changes_of_clean`).
 """
@@ -68,8 +69,8 @@ from ..table.file_listing import StorageListing
 from ..table.file_names import make_base_file_name, make_log_file_name, parse_log_file_name
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
-from ..table.index_definitions import partitioned_record_index
-from ..table.keyed_partition import KeyedChange, KeyedPartition, file_group_indexes
+from ..table.index_definitions import SECONDARY_INDEX_PREFIX, partitioned_record_index
+from ..table.keyed_partition import KeyedChange, KeyedPartition
 from ..table.mdt import (
     FILES_PARTITION,
     METADATA_FOLDER,
@@ -95,6 +96,7 @@ from ..table.partition_stats import PARTITION_STATS_PARTITION
 from ..table.properties import (
     DEFAULT_MERGER_STRATEGY,
     METADATA_PARTITIONS,
+    METADATA_PARTITIONS_INFLIGHT,
     PROPERTIES_FILE,
     TIMELINE_TIMEZONE,
     TableProperties,
@@ -106,7 +108,7 @@ from ..timeline.active import ActiveTimeline
 from ..timeline.commit_metadata import CommitMetadata, WriteStat
 from ..timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, Instant
 from .instant_rollback import rollback_files
-from .keyed_indexers import INDEXERS, KEYED, CommitChange, IndexSizing
+from .keyed_indexers import INDEXERS, KEYED, CommitChange, IndexSizing, KeyedIndexer, table_indexers
 
 LOG = logging.getLogger("hudi_py_source.metadata_table")
 
@@ -115,7 +117,6 @@ INIT_INSTANT = "00000000000000000"  # Hudi 1.x; Hudi 0.14/0.15 (table version 6)
 INIT_INSTANT_V6 = "00000000000000010"
 COMPACTION_SUFFIX_V6 = "001"  # Hudi 0.x compacts the metadata table at its latest deltacommit's time + 001
 WRITE_TOKEN = "0-0-0"
-METADATA_PARTITIONS_INFLIGHT = "hoodie.table.metadata.partitions.inflight"
 DEFAULT_MAX_DELTA_COMMITS = 10
 UPSERT_PREPPED = "UPSERT_PREPPED"
 METADATA_KEYGEN_CLASS = "org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator"
@@ -189,7 +190,6 @@ def initializing(props: TableProperties) -> bool:
 # partition its configuration disables.
 _DROPPABLE = {"column_stats": METADATA_COLUMN_STATS_ENABLE, "partition_stats": METADATA_PARTITION_STATS_ENABLE,
               "bloom_filters": METADATA_BLOOM_FILTER_ENABLE, "record_index": METADATA_RECORD_INDEX_ENABLE}
-_KEPT = frozenset({FILES_PARTITION, *KEYED})
 
 
 def wanted_partitions(cfg: HoodieConfig, props: TableProperties | None = None) -> list[str]:
@@ -200,16 +200,16 @@ def wanted_partitions(cfg: HoodieConfig, props: TableProperties | None = None) -
 Builds = dict[str, IndexSizing]
 
 
-def sizings(cfg: HoodieConfig | None = None) -> Builds:
+def sizings(cfg: HoodieConfig | None = None, indexers: Mapping[str, KeyedIndexer] = INDEXERS) -> Builds:
     cfg = cfg if cfg is not None else HoodieConfig({})
-    return {p: indexer.sizing(cfg) for p, indexer in INDEXERS.items()}
+    return {p: indexer.sizing(cfg) for p, indexer in indexers.items()}
 
 
-def kept_builds(props: TableProperties, cfg: HoodieConfig | None = None) -> Builds:
+def kept_builds(storage: Storage, props: TableProperties, cfg: HoodieConfig | None = None) -> Builds:
     """The keyed partitions a rebuild of the metadata table (restore, upgrade, a dead initialization) builds again:
-    those the table lists, built or in flight."""
-    listed = props.metadata_partitions + list_fields(props.get(METADATA_PARTITIONS_INFLIGHT))
-    return {p: sizing for p, sizing in sizings(cfg).items() if p in listed}
+    those the table lists, built or in flight (its secondary indexes too, when pyhudi keeps them)."""
+    listed = props.metadata_partitions + props.inflight_partitions
+    return {p: sizing for p, sizing in sizings(cfg, table_indexers(storage, props)).items() if p in listed}
 
 
 def _refuse_keyed(table: HoodieTable, cfg: HoodieConfig, wanted: list[str]) -> None:
@@ -244,7 +244,7 @@ def prepare_metadata_table(table: HoodieTable, cfg: HoodieConfig, change: str) -
     if initializing(props):
         LOG.warning("%s: the initialization of its metadata table did not finish: starting it again",
                     table.storage.base_url)
-        MetadataTableWriter(table.storage).initialize(table, kept_builds(props, cfg))
+        MetadataTableWriter(table.storage).initialize(table, kept_builds(table.storage, props, cfg))
         table = table.reload()
     unkept = [p for p in table.props.metadata_partitions if p != FILES_PARTITION]
     droppable = [p for p in unkept if p in _DROPPABLE and cfg.is_set(_DROPPABLE[p]) and not cfg.get(_DROPPABLE[p])]
@@ -257,12 +257,13 @@ def prepare_metadata_table(table: HoodieTable, cfg: HoodieConfig, change: str) -
     if has_metadata_table(table.props) and not MetadataTableWriter(table.storage).intact():
         LOG.warning("%s lists a metadata table that is missing or was never completed: rebuilding it from storage, "
                     "as Hudi does", table.storage.base_url)
-        MetadataTableWriter(table.storage).initialize(table, kept_builds(table.props, cfg))
+        MetadataTableWriter(table.storage).initialize(table, kept_builds(table.storage, table.props, cfg))
         table = table.reload()
-    for partition in list_fields(table.props.get(METADATA_PARTITIONS_INFLIGHT)):
-        if partition in KEYED and has_metadata_table(table.props):
+    indexers = table_indexers(table.storage, table.props)
+    for partition in table.props.inflight_partitions:
+        if partition in indexers and has_metadata_table(table.props):
             LOG.warning("%s: the build of its %s did not finish: starting it again", table.storage.base_url, partition)
-            MetadataTableWriter(table.storage).add_keyed(table, partition, sizings(cfg)[partition])
+            MetadataTableWriter(table.storage).add_keyed(table, indexers[partition], sizings(cfg, indexers)[partition])
             table = table.reload()
     refuse_unkept_metadata(table.storage, change, table.props)
     if not has_metadata_table(table.props) and (cfg.get(METADATA_ENABLE) or wanted):
@@ -270,7 +271,7 @@ def prepare_metadata_table(table: HoodieTable, cfg: HoodieConfig, change: str) -
         return table.reload()
     for partition in wanted:
         if partition not in table.props.metadata_partitions:
-            MetadataTableWriter(table.storage).add_keyed(table, partition, sizings(cfg)[partition])
+            MetadataTableWriter(table.storage).add_keyed(table, INDEXERS[partition], sizings(cfg)[partition])
             table = table.reload()
     return table
 
@@ -284,7 +285,8 @@ def refuse_unkept_metadata(storage: Storage, change: str, props: TableProperties
     if not props.metadata_partitions and not list_fields(props.get(METADATA_PARTITIONS_INFLIGHT)):
         return
     where = f"refusing {change} on {storage.base_url}: its metadata table"
-    inflight = [p for p in list_fields(props.get(METADATA_PARTITIONS_INFLIGHT)) if p not in _KEPT or not rebuilds]
+    kept_partitions = {FILES_PARTITION, *table_indexers(storage, props)}
+    inflight = [p for p in props.inflight_partitions if p not in kept_partitions or not rebuilds]
     if inflight:
         raise HoodieTableError(f"{where} has partitions {', '.join(inflight)} still being built "
                                f"({METADATA_PARTITIONS_INFLIGHT}); let Apache Hudi's indexer finish first",
@@ -296,10 +298,10 @@ def refuse_unkept_metadata(storage: Storage, change: str, props: TableProperties
                                "as Hudi does", path=storage.base_url)
     unknown = {RECORD_INDEX_PARTITION} if partitioned_record_index(storage, props) else set()
     kept = [p for p in props.metadata_partitions
-            if (p not in _KEPT or p in unknown) and p not in (dropping or set())]
+            if (p not in kept_partitions or p in unknown) and p not in (dropping or set())]
     if kept:
         how = "; ".join(f"{p}: set {_DROPPABLE[p].key}=false to remove it, as Hudi does" if p in _DROPPABLE
-                        else f"{p}: drop it with Apache Hudi (DROP INDEX)" for p in kept)
+                        else f"{p}: drop it (DROP INDEX)" for p in kept)
         raise HoodieTableError(f"{where} has partitions pyhudi does not keep in step, so readers using them would "
                                f"miss the change ({how})", path=storage.base_url)
 
@@ -338,7 +340,8 @@ class MetadataTableWriter:
         (hoodie.table.metadata.partitions.inflight), not built: readers list storage, and the next writer (or a
         resumed restore) finds an initialization that died and starts it again. Its leftovers go first."""
         builds = builds or {}
-        building = [FILES_PARTITION] + [p for p in KEYED if p in builds]
+        indexers = table_indexers(self.data_storage, data.props)
+        building = [FILES_PARTITION] + [p for p in indexers if p in builds]
         data.props.update(self.data_storage, {METADATA_PARTITIONS: "",
                                               METADATA_PARTITIONS_INFLIGHT: ",".join(building)})
         if self.data_storage.exists(METADATA_FOLDER):
@@ -361,32 +364,36 @@ class MetadataTableWriter:
         LOG.info("initialized the metadata table of %s: %d partition(s)", self.data_storage.base_url,
                  len(records) - 1)
         for partition in building[1:]:
-            self._build_keyed(data, timeline, partition, builds[partition])
+            self._build_keyed(data, timeline, indexers[partition], builds[partition])
         return data.props.update(self.data_storage, {METADATA_PARTITIONS: ",".join(building),
                                                      METADATA_PARTITIONS_INFLIGHT: ""})
 
-    def add_keyed(self, data: HoodieTable, partition: str, sizing: IndexSizing) -> TableProperties:
+    def add_keyed(self, data: HoodieTable, indexer: KeyedIndexer, sizing: IndexSizing) -> TableProperties:
         """Build a keyed partition of an existing metadata table (named in flight meanwhile, as `initialize`)."""
+        partition = indexer.partition
         listed = [p for p in data.props.metadata_partitions if p != partition]
         data.props.update(self.data_storage, {METADATA_PARTITIONS_INFLIGHT: partition})
         if self.storage.exists(partition):
             self.storage.delete_tree(partition)
-        self._build_keyed(data, self.table().timeline, partition, sizing)
+        self._build_keyed(data, self.table().timeline, indexer, sizing)
         return data.props.update(self.data_storage, {
             METADATA_PARTITIONS: ",".join([*listed, partition]), METADATA_PARTITIONS_INFLIGHT: ""})
 
-    def _build_keyed(self, data: HoodieTable, timeline: ActiveTimeline, partition: str, sizing: IndexSizing) -> None:
-        """A deltacommit writing one base HFile per file group of `partition`, of its records for the whole table."""
+    def _build_keyed(self, data: HoodieTable, timeline: ActiveTimeline, indexer: KeyedIndexer,
+                     sizing: IndexSizing) -> None:
+        """A deltacommit writing one base HFile per file group of a keyed partition, of its records for the whole
+        table."""
+        partition = indexer.partition
         instant = _keyed_init_instant(data.props, timeline, partition)
         inflight = timeline.transition_to_inflight(timeline.create_requested(instant, DELTA_COMMIT))
         write_partition_metadata(self.storage, partition, instant)
-        entries = INDEXERS[partition].entries_of_table(data)
+        entries = indexer.entries_of_table(data)
         groups = sizing.groups(len(entries.keys))
-        owner = file_group_indexes(entries.keys, groups)
+        owner = entries.groups(entries.keys, groups)
         stats = []
         for index in range(groups):
             keys, values = _sorted_records(entries, owner == index)
-            file_id = INDEXERS[partition].reader.file_group_id(index)
+            file_id = indexer.file_group_id(index)
             path = f"{partition}/{make_base_file_name(file_id, WRITE_TOKEN, instant, '.hfile')}"
             content = metadata_hfile(keys.cast(pa.large_binary()), values, base_file=True)
             self.storage.write_bytes(path, content)
@@ -416,7 +423,7 @@ class MetadataTableWriter:
         if mdt.timeline.find(instant_time) is not None:
             self.rollback(instant_time, mdt.timeline.new_instant_time(mdt.props.timeline_timezone))
             mdt = self.table()
-        mdt = self._compact_if_due(mdt, data_timeline, instant_time)
+        mdt = self._compact_if_due(mdt, data_timeline, instant_time, _secondary(keyed or {}))
         timeline = mdt.timeline
         inflight = timeline.transition_to_inflight(timeline.create_requested(instant_time, DELTA_COMMIT))
         records = change.records()
@@ -447,8 +454,8 @@ class MetadataTableWriter:
         """A log file in each file group of `partition` the change touches: its records in an HFILE_DATA_BLOCK, its
         deleted keys in a DELETE_BLOCK."""
         slices = sorted(mdt.fs_view().latest_file_slices(partition), key=lambda s: s.file_id)
-        put_owner = file_group_indexes(change.keys, len(slices))
-        delete_owner = file_group_indexes(change.deleted, len(slices))
+        put_owner = change.groups(change.keys, len(slices))
+        delete_owner = change.groups(change.deleted, len(slices))
         header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: RECORD_SCHEMA_JSON}
         stats = []
         for index, latest in enumerate(slices):
@@ -489,9 +496,11 @@ class MetadataTableWriter:
 
     # --- the metadata table's own services ------------------------------------------------------------------
 
-    def _compact_if_due(self, mdt: HoodieTable, data_timeline: ActiveTimeline, current: str) -> HoodieTable:
-        """Compact the `files` file group when enough deltacommits followed the last compaction and every one of
-        them counts (none waits on a data instant that is still pending, other than `current`)."""
+    def _compact_if_due(self, mdt: HoodieTable, data_timeline: ActiveTimeline, current: str,
+                        secondary: list[str]) -> HoodieTable:
+        """Compact the metadata table (its `secondary` index partitions too) when enough deltacommits followed the
+        last compaction and every one of them counts (none waits on a data instant that is still pending, other
+        than `current`)."""
         timeline = mdt.timeline
         last = _latest_compaction(timeline)
         since = [i for i in timeline.completed() if i.action == DELTA_COMMIT
@@ -506,9 +515,10 @@ class MetadataTableWriter:
             compaction_time = data_timeline.new_instant_time(mdt.props.timeline_timezone)
         else:
             compaction_time = since[-1].timestamp + COMPACTION_SUFFIX_V6
-        _compact(mdt, compaction_time)
+        partitions = _compacted_partitions(mdt, secondary)
+        _compact(mdt, compaction_time, partitions)
         mdt = mdt.reload()
-        _clean_old_slices(mdt)
+        _clean_old_slices(mdt, partitions)
         return mdt
 
 
@@ -609,21 +619,26 @@ def keyed_changes_of_commit(table: HoodieTable, metadata: CommitMetadata, instan
                             ) -> dict[str, KeyedChange]:
     """The changes a commit makes to the keyed partitions `table` (loaded before its completion) lists."""
     change = CommitChange(table, metadata, instant_time)
-    return {p: indexer.change_of_commit(change) for p, indexer in INDEXERS.items()
+    return {p: indexer.change_of_commit(change) for p, indexer in table_indexers(table.storage, table.props).items()
             if p in table.props.metadata_partitions}
 
 
 def keyed_changes_of_clean(table: HoodieTable, clean_metadata: Mapping[str, Any]) -> dict[str, KeyedChange]:
     """A clean's changes to the keyed partitions `table` lists (tombstones of the column stats of the files it
     deleted)."""
-    return {p: indexer.change_of_clean(table, clean_metadata) for p, indexer in INDEXERS.items()
+    return {p: indexer.change_of_clean(table, clean_metadata)
+            for p, indexer in table_indexers(table.storage, table.props).items()
             if p in table.props.metadata_partitions and indexer.change_of_clean is not None}
 
 
 def _keyed_init_instant(props: TableProperties, mdt_timeline: ActiveTimeline, partition: str) -> str:
     """A keyed partition's initializing deltacommit: the ones after `files`' (Hudi numbers the partitions it
     builds: the record index 1, column stats 2), or, when the metadata timeline already has it (a partition
-    dropped and built again), a new instant time."""
+    dropped and built again), a new instant time. A secondary index takes the first such instant free, as Hudi's
+    indexer does."""
+    if partition not in KEYED:
+        return next(instant for n in range(1000)
+                    if mdt_timeline.find(instant := f"{SOLO_COMMIT_PREFIX}{n:03d}") is None)
     offset = 1 + KEYED.index(partition) + (0 if props.version >= 8 else 10)
     instant = f"{SOLO_COMMIT_PREFIX}{offset:03d}"
     if mdt_timeline.find(instant) is None:
@@ -674,8 +689,13 @@ def _files_of(mdt: HoodieTable, instant_time: str) -> list[str]:
     return sorted(found)
 
 
-def _compacted_partitions(mdt: HoodieTable) -> list[str]:
-    return [p for p in (FILES_PARTITION, *KEYED) if mdt.storage.exists(p)]
+def _secondary(keyed: Mapping[str, KeyedChange]) -> list[str]:
+    """The secondary index partitions among those a deltacommit writes (a commit's and a clean's name them all)."""
+    return [p for p in keyed if p.startswith(SECONDARY_INDEX_PREFIX)]
+
+
+def _compacted_partitions(mdt: HoodieTable, secondary: list[str]) -> list[str]:
+    return [p for p in (FILES_PARTITION, *KEYED) if mdt.storage.exists(p)] + secondary
 
 
 def _operation(file_slice: FileSlice, partition: str) -> dict[str, Any]:
@@ -684,12 +704,12 @@ def _operation(file_slice: FileSlice, partition: str) -> dict[str, Any]:
             "fileId": file_slice.file_id, "partitionPath": partition, "metrics": {}, "bootstrapFilePath": None}
 
 
-def _compact(mdt: HoodieTable, instant_time: str) -> None:
-    """Merge the latest slice of every file group with log files into a new base HFile at `instant_time` (a
-    compaction: plan, inflight, base files, commit)."""
+def _compact(mdt: HoodieTable, instant_time: str, partitions: list[str]) -> None:
+    """Merge the latest slice of every file group of `partitions` with log files into a new base HFile at
+    `instant_time` (a compaction: plan, inflight, base files, commit)."""
     timeline = mdt.timeline
     view = mdt.fs_view()
-    work = [(partition, s) for partition in _compacted_partitions(mdt)
+    work = [(partition, s) for partition in partitions
             for s in sorted(view.latest_file_slices(partition), key=lambda s: s.file_id) if s.log_files]
     plan: dict[str, Any] = {"operations": [_operation(s, partition) for partition, s in work],
                             "extraMetadata": None, "version": 2, "strategy": None, "preserveHoodieMetadata": None}
@@ -698,7 +718,7 @@ def _compact(mdt: HoodieTable, instant_time: str) -> None:
     completed = frozenset(i.timestamp for i in timeline.completed())
     keyed = {partition: KeyedPartition(mdt.storage, partition, [s for p, s in work if p == partition], completed,
                                        completed, timeline.timeline_start())
-             for partition in _compacted_partitions(mdt) if partition != FILES_PARTITION}
+             for partition in partitions if partition != FILES_PARTITION}
     stats = []
     for partition, file_slice in work:
         name = make_base_file_name(file_slice.file_id, WRITE_TOKEN, instant_time, ".hfile")
@@ -727,11 +747,11 @@ def _compact(mdt: HoodieTable, instant_time: str) -> None:
     LOG.info("compacted the metadata table at %s (%d file groups)", instant_time, len(work))
 
 
-def _clean_old_slices(mdt: HoodieTable) -> None:
-    """Delete the file slices before the previous one: a reader that listed the table just before the latest
-    compaction still finds every file it is about to read."""
+def _clean_old_slices(mdt: HoodieTable, partitions: list[str]) -> None:
+    """Delete the file slices of `partitions` before the previous one: a reader that listed the table just before
+    the latest compaction still finds every file it is about to read."""
     view = mdt.fs_view()
-    for partition in _compacted_partitions(mdt):
+    for partition in partitions:
         for group in view.file_groups(partition):
             for old in group.slices[:-2]:
                 for path in _slice_paths(old):

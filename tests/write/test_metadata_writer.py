@@ -151,15 +151,15 @@ def test_a_rollback_takes_the_metadata_deltacommit_with_it(tmp_path: Path) -> No
 
 
 def test_partitions_pyhudi_does_not_write_refuse_the_change(tmp_path: Path) -> None:
-    """A secondary index (which pyhudi does not keep in step) refuses a write: readers using it would miss it."""
+    """A secondary index that index.json does not define (which pyhudi cannot keep in step) refuses a write:
+    readers using it would miss it."""
     path = str(tmp_path / "t")
     Table(path).write(rows(range(6), 1), {**options("insert", 9), **METADATA})
     storage = Storage(path)
     TableProperties.load(storage).update(storage, {"hoodie.table.metadata.partitions": "files,secondary_index_ts"})
     (tmp_path / "t" / ".hoodie" / "metadata" / "secondary_index_ts").mkdir()
     with pytest.raises(HoodieTableError, match=r"its metadata table has partitions pyhudi does not keep in step, "
-                       r"so readers using them would miss the change \(secondary_index_ts: drop it with Apache Hudi "
-                       r"\(DROP INDEX\)\)"):
+                       r"so readers using them would miss the change \(secondary_index_ts: drop it \(DROP INDEX\)\)"):
         Table(path).write(rows([0], 2), options("upsert", 9))
     assert Table(path).read().num_rows == 6
 

@@ -1,7 +1,7 @@
 """Upsert, delete and insert into every version 8 and 9 table Apache Hudi 1.0/1.1 wrote without a metadata table
 (hudi-rs's fixtures: COW and MOR, simple, complex and non-partitioned keys, a table without meta fields), and
 into those with a metadata table, whose `files` partition pyhudi keeps in step (removing the partitions it does
-not write when asked to, as Hudi does; refusing otherwise, and where a secondary index needs Apache Hudi).
+not write when asked to, as Hudi does; refusing otherwise), their record indexes, stats and secondary indexes.
 
 Each write is built from the table's own rows and hoodie.properties (record key, partition and ordering fields),
 so one test serves every schema: the first row updated with a greater ordering value, then upserted again with a
@@ -23,6 +23,7 @@ from support.oracles import assert_reads_like_hudi_rs
 from hudi_py_source import HoodieTableError, Table
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.properties import TableProperties
+from hudi_py_source.write.secondary_index_changes import secondary_index_differences
 
 WITHOUT_METADATA_TABLE = [
     "cow/v8_simplekeygen_nonhivestyle",
@@ -37,7 +38,7 @@ WITHOUT_METADATA_TABLE = [
     "mor/avro/v9_txns_nonpart_nometa",
 ]
 # Metadata tables with a record index, column stats and partition stats, which pyhudi keeps in step; and with
-# secondary indexes, which it reads but does not keep (a write is refused).
+# secondary indexes, which it keeps in step too.
 WITH_METADATA_TABLE = [
     "cow/v9_txns_simple_overwrite",
     "mor/avro/v9_txns_simple_overwrite",
@@ -136,17 +137,18 @@ def test_writes_keep_an_apache_written_metadata_table_in_step(fixture_table, nam
 
 
 @pytest.mark.parametrize("name", WITH_SECONDARY_INDEX)
-def test_write_into_metadata_partitions_pyhudi_does_not_keep_refused(fixture_table, name: str) -> None:
-    """A secondary index (which pyhudi reads but does not keep in step) refuses a write and changes nothing."""
+def test_writes_keep_an_apache_written_secondary_index_in_step(fixture_table, name: str) -> None:
+    """The upserts, the delete and the insert keep Apache Hudi's secondary indexes in step: each holds exactly the
+    (value, record key) pairs of the snapshot after them, in the file groups its hash names."""
     path = fixture_table(name)
-    files = {p: p.read_bytes() for p in Path(path).rglob("*") if p.is_file()}
     props = TableProperties.load(Storage(path))
-    table = Table(path)
-    row = _data(table.read().slice(0, 1))
-    with pytest.raises(HoodieTableError, match="its metadata table has partitions pyhudi does not keep in step, so "
-                       "readers using them would miss the change .*drop it with Apache Hudi \\(DROP INDEX\\)"):
-        table.write(row, {**_options(props, "upsert"), **DROP_UNKEPT})
-    assert {p: p.read_bytes() for p in Path(path).rglob("*") if p.is_file()} == files
+    secondary = sorted(p for p in props.metadata_partitions if p.startswith("secondary_index_"))
+    assert secondary
+    expected, after = _write_sequence(path, {"hoodie.index.type": "RECORD_INDEX"})
+    assert _by_key(after, props) == expected
+    assert secondary == sorted(p for p in TableProperties.load(Storage(path)).metadata_partitions
+                               if p.startswith("secondary_index_"))
+    assert secondary_index_differences(Table(path).hoodie_table()) == []
 
 
 @pytest.mark.parametrize("name", WITH_METADATA_TABLE)

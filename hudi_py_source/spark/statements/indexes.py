@@ -1,10 +1,11 @@
 """CREATE INDEX, DROP INDEX and SHOW INDEXES on pyhudi tables: Hudi 1.x's index statements.
 
 pyhudi builds and drops the record index (`CREATE INDEX record_index ON t (key)`, with Hudi's
-hoodie.metadata.record.index.enable) and lists the metadata table's indexes. Secondary indexes (a non-key
-column) and expression indexes (`USING bloom_filters(…)`, `USING column_stats(…)`) it cannot write yet: those
-statements are refused, saying that queries return the same rows without them. sqlglot reads none of these
-statements, so they are read here from sqlglot's Spark tokens.
+hoodie.metadata.record.index.enable), secondary indexes of one column (`CREATE INDEX idx ON t (col)`, core
+write/secondary_index_ddl.py) and lists the metadata table's indexes. Expression indexes (`USING
+bloom_filters(…)`, `USING column_stats(…)`) it cannot write yet: those statements are refused, saying that queries
+return the same rows without them. sqlglot reads none of these statements, so they are read here from sqlglot's
+Spark tokens.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from sqlglot.dialects.spark import Spark
 
 from ...config import METADATA_RECORD_INDEX_ENABLE, HoodieConfig
 from ...errors import HoodieConfigError, HoodieUnsupportedError
+from ...table.index_definitions import index_definitions
 from ...table.mdt import FILES_PARTITION
 from ...table.record_index import RECORD_INDEX_PARTITION
 from ...write.metadata_writer import prepare_metadata_table
+from ...write.secondary_index_ddl import create_secondary_index, drop_secondary_index, partition_of
 from .tables import RegisteredTable, required_table
 
 SparkSql = Callable[[str], DataFrame]
@@ -100,27 +103,37 @@ def _record_index(spark: SparkSession, found: RegisteredTable, enable: bool, sta
 
 
 def create(spark: SparkSession, text: str, sql: SparkSql) -> DataFrame:
-    """Builds the record index; refuses the indexes pyhudi does not write."""
+    """Builds the record index or a secondary index; refuses the indexes pyhudi does not write."""
     index = parse_create(text)
     found = _found(spark, index.table, "CREATE INDEX")
-    keys = found.hudi().props.record_key_fields
+    table = found.hudi()
+    keys = table.props.record_key_fields
     if index.index_type is None and index.columns == keys and index.name == RECORD_INDEX_PARTITION:
         _record_index(spark, found, True, f"CREATE INDEX {index.name}")
         return sql("SELECT 1 WHERE false")
+    if index.index_type in (None, "secondary_index") and len(index.columns) == 1:
+        exists = partition_of(index.name) in index_definitions(table.storage, table.props)
+        if not (exists and index.if_not_exists):
+            create_secondary_index(table.storage, index.name, index.columns[0], found.write_options)
+        return sql("SELECT 1 WHERE false")
     kind = (f"an expression index (USING {index.index_type})" if index.index_type
-            else f"a secondary index on {', '.join(index.columns)}")
+            else f"a secondary index on several columns ({', '.join(index.columns)})")
     raise HoodieUnsupportedError(
         f"CREATE INDEX {index.name} ON {found.name}: pyhudi does not build {kind} yet. Queries on the table return "
         f"the same rows without it: leave the statement out. pyhudi builds the record index "
-        f"(CREATE INDEX record_index ON {found.name} ({', '.join(keys)})), column stats and bloom filters "
-        "(hoodie.metadata.index.column.stats.enable, hoodie.metadata.index.bloom.filter.enable)",
-        feature=f"CREATE INDEX … {'USING ' + index.index_type if index.index_type else '(secondary index)'}")
+        f"(CREATE INDEX record_index ON {found.name} ({', '.join(keys)})), secondary indexes of one column, column "
+        "stats and bloom filters (hoodie.metadata.index.column.stats.enable, "
+        "hoodie.metadata.index.bloom.filter.enable)",
+        feature=f"CREATE INDEX … {'USING ' + index.index_type if index.index_type else '(several columns)'}")
 
 
 def drop(spark: SparkSession, text: str, sql: SparkSql) -> DataFrame:
     index = parse_drop(text)
     found = _found(spark, index.table, "DROP INDEX")
     built = found.hudi().props.metadata_partitions
+    if partition_of(index.name) in built:
+        drop_secondary_index(found.hudi().storage, index.name)
+        return sql("SELECT 1 WHERE false")
     if index.name != RECORD_INDEX_PARTITION or index.name not in built:
         raise HoodieConfigError(f"DROP INDEX {index.name} ON {found.name}: no such index pyhudi can drop; the table "
                                 f"has {', '.join(p for p in built if p != FILES_PARTITION) or 'none'}")
