@@ -144,7 +144,16 @@ def drop(spark: SparkSession, text: str, sql: SparkSql) -> DataFrame:
 def show(spark: SparkSession, table: str) -> DataFrame:
     """SHOW INDEXES FROM t: the metadata table's indexes (every partition but `files`)."""
     found = _found(spark, table, "SHOW INDEXES")
-    props = found.hudi().props
-    rows = [(p, ",".join(props.record_key_fields) if p == RECORD_INDEX_PARTITION else "", p, "")
-            for p in props.metadata_partitions if p != FILES_PARTITION]
+    hudi = found.hudi()
+    props = hudi.props
+    defined = index_definitions(hudi.storage, props)
+    rows = []
+    for partition in props.metadata_partitions:
+        if partition == FILES_PARTITION:
+            continue
+        definition = defined.get(partition)
+        columns = (definition.source_fields if definition is not None
+                   else props.record_key_fields if partition == RECORD_INDEX_PARTITION else ())
+        kind = definition.index_type if definition is not None else partition
+        rows.append((partition, ",".join(columns), kind, ""))
     return spark.createDataFrame(rows, SHOW_SCHEMA)
