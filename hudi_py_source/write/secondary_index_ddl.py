@@ -77,9 +77,10 @@ def _checked_definition(table: HoodieTable, index_name: str, column: str) -> Ind
     if not _NAME.fullmatch(index_name):
         raise HoodieConfigError(f"CREATE INDEX {index_name!r}: an index name is letters, digits and underscores")
     if table.props.version < 8:
-        raise HoodieUnsupportedError(f"{where} is of table version {table.props.version}: secondary indexes need "
-                                     "version 8 or 9 (upgrade the table first)", feature="secondary index on "
-                                     f"table version {table.props.version}", path=where)
+        raise HoodieUnsupportedError(
+            f"{where} is of table version {table.props.version}: secondary indexes need version 8 or 9 (upgrade the "
+            "table first: Table.upgrade(9), or in SQL CALL upgrade_table(table => 't', to_version => 'NINE'))",
+            feature=f"secondary index on table version {table.props.version}", path=where)
     if RECORD_INDEX_PARTITION not in table.props.metadata_partitions:
         raise HoodieTableError(f"{where}: a secondary index needs the record index; build it first "
                                "(hoodie.metadata.record.index.enable=true, or CREATE INDEX record_index)", path=where)

@@ -13,7 +13,7 @@ import pytest
 from pyspark.sql import SparkSession
 from support.oracles import hudi_rs_read, sorted_rows
 
-from hudi_py_source import HoodieConfigError, Table
+from hudi_py_source import HoodieConfigError, HoodieUnsupportedError, Table
 from hudi_py_source.spark import sql
 from hudi_py_source.spark.catalog import stored_table
 
@@ -284,3 +284,29 @@ def test_set_and_unset_table_properties(spark: SparkSession, run: dict[str, Any]
     stored = stored_table(spark.table("sqltest.props").schema)
     assert stored is not None and "hoodie.keep.max.commits" not in stored["options"] and "note" not in stored[
         "options"]
+
+
+def test_indexes_through_sql(spark: SparkSession, run: dict[str, Any]) -> None:
+    """The record index and a secondary index built, listed, used and dropped by Hudi's index statements; a version 6
+    table is upgraded by Hudi's procedure first, as the refusal says."""
+    spark.sql("CREATE TABLE sqltest.indexed (uuid STRING, rider STRING, ts BIGINT) USING pyhudi "
+              "TBLPROPERTIES (primaryKey = 'uuid', hoodie.metadata.index.column.stats.enable = 'true')")
+    spark.sql("INSERT INTO sqltest.indexed VALUES ('u1', 'rider-A', 1), ('u2', 'rider-B', 1)")
+    spark.sql("CREATE INDEX record_index ON sqltest.indexed (uuid)")
+    with pytest.raises(HoodieUnsupportedError, match=r"secondary indexes need version 8 or 9 \(upgrade the table "
+                                                     r"first: Table.upgrade\(9\), or in SQL CALL upgrade_table"):
+        spark.sql("CREATE INDEX idx_rider ON sqltest.indexed (rider)")
+    assert collect(spark, "CALL upgrade_table(table => 'sqltest.indexed', to_version => 'NINE')") == [
+        {"result": True}]
+    spark.sql("CREATE INDEX idx_rider ON sqltest.indexed (rider)")
+    spark.sql("UPDATE sqltest.indexed SET rider = 'rider-C' WHERE uuid = 'u1'")
+    assert collect(spark, "SHOW INDEXES FROM sqltest.indexed") == [
+        {"index_name": "column_stats", "col_name": "", "index_type": "column_stats", "col_options": ""},
+        {"index_name": "record_index", "col_name": "uuid", "index_type": "record_index", "col_options": ""},
+        {"index_name": "secondary_index_idx_rider", "col_name": "rider", "index_type": "secondary_index",
+         "col_options": ""}]
+    assert collect(spark, "SELECT uuid FROM sqltest.indexed WHERE rider = 'rider-C'") == [{"uuid": "u1"}]
+    assert Table(str(run["base"] / "db" / "indexed")).validate_metadata() == []
+    for name in ("secondary_index_idx_rider", "column_stats", "record_index"):
+        spark.sql(f"DROP INDEX {name} ON sqltest.indexed")
+    assert collect(spark, "SHOW INDEXES FROM sqltest.indexed") == []

@@ -32,11 +32,12 @@ def run_statements(statements: list[DocStatement], root: Path) -> list[dict]:
 
 
 def check_page(page: str, root: Path, name: str | None = None, replace: dict[int, DocStatement] | None = None,
-               unserved: dict[int, str] | None = None) -> None:
-    """Run a page (with the statements `replace` names swapped in), then: outcomes as recorded under `name`, the
-    page's own rows (except for the statements `unserved` names, with the reason pyhudi cannot serve them), hudi-rs
-    agrees on every table left."""
-    statements = [(replace or {}).get(i, s) for i, s in enumerate(read_statements(DOCS_DIR / f"{page}.sql"))]
+               unserved: dict[int, str] | None = None, first: int | None = None) -> None:
+    """Run a page (its `first` statements only, when given; with the statements `replace` names swapped in), then:
+    outcomes as recorded under `name`, the page's own rows (except for the statements `unserved` names, with the
+    reason pyhudi cannot serve them), hudi-rs agrees on every table left."""
+    listed = read_statements(DOCS_DIR / f"{page}.sql")[:first]
+    statements = [(replace or {}).get(i, s) for i, s in enumerate(listed)]
     results = run_statements(statements, root)
     outcomes = [outcome(r) for r in results]
     if os.environ.get(RECORD_ENV):

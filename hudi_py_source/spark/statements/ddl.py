@@ -218,7 +218,7 @@ def alter(spark: SparkSession, alter: exp.Alter, sql: SparkSql) -> DataFrame:
         paths = [_partition_path(found, p) for a in actions for p in a.expressions]
         delete_partitions(found, paths)
     else:
-        _reregister(spark, found, {**found.options, **_table_properties(found, actions)}, sql)
+        reregister(spark, found, {**found.options, **_table_properties(found, actions)}, sql)
     return sql("SELECT 1 WHERE false")
 
 
@@ -281,11 +281,11 @@ def unset_properties(spark: SparkSession, table: exp.Table, text: str, sql: Spar
         else:
             current += token.text
     unset = set(table_options(dict.fromkeys(keys, "")))
-    _reregister(spark, found, {k: v for k, v in found.options.items() if k not in unset}, sql)
+    reregister(spark, found, {k: v for k, v in found.options.items() if k not in unset}, sql)
     return sql("SELECT 1 WHERE false")
 
 
-def _reregister(spark: SparkSession, found: RegisteredTable, options: dict[str, str], sql: SparkSql) -> None:
+def reregister(spark: SparkSession, found: RegisteredTable, options: dict[str, str], sql: SparkSql) -> None:
     """The catalog entry made again with `options` (the location and data stay; columns added by ALTER stay)."""
     columns = found.data_fields
     sql(f"DROP TABLE {found.name}")

@@ -17,13 +17,22 @@ from pyspark.sql import DataFrame, SparkSession
 from sqlglot import Token, TokenType, exp
 from sqlglot.dialects.spark import Spark
 
-from ...config import METADATA_RECORD_INDEX_ENABLE, HoodieConfig
+from ...config import (
+    METADATA_BLOOM_FILTER_ENABLE,
+    METADATA_COLUMN_STATS_ENABLE,
+    METADATA_PARTITION_STATS_ENABLE,
+    METADATA_RECORD_INDEX_ENABLE,
+    HoodieConfig,
+)
 from ...errors import HoodieConfigError, HoodieUnsupportedError
+from ...table.bloom_filter_records import BLOOM_FILTERS_PARTITION
+from ...table.column_stats_records import COLUMN_STATS_PARTITION, PARTITION_STATS_PARTITION
 from ...table.index_definitions import index_definitions
 from ...table.mdt import FILES_PARTITION
 from ...table.record_index import RECORD_INDEX_PARTITION
 from ...write.metadata_writer import prepare_metadata_table
 from ...write.secondary_index_ddl import create_secondary_index, drop_secondary_index, partition_of
+from .ddl import reregister
 from .tables import RegisteredTable, required_table
 
 SparkSql = Callable[[str], DataFrame]
@@ -96,10 +105,16 @@ def _found(spark: SparkSession, name: str, statement: str) -> RegisteredTable:
     return required_table(spark, exp.to_table(name, dialect="spark"), statement)
 
 
-def _record_index(spark: SparkSession, found: RegisteredTable, enable: bool, statement: str) -> None:
-    table = found.hudi()
-    cfg = HoodieConfig({**found.write_options, METADATA_RECORD_INDEX_ENABLE.key: str(enable).lower()})
-    prepare_metadata_table(table, cfg, statement)
+# The metadata table's own indexes, by the name DROP INDEX gives them, and the key that keeps each.
+_KEPT_BY = {RECORD_INDEX_PARTITION: METADATA_RECORD_INDEX_ENABLE, COLUMN_STATS_PARTITION: METADATA_COLUMN_STATS_ENABLE,
+            PARTITION_STATS_PARTITION: METADATA_PARTITION_STATS_ENABLE,
+            BLOOM_FILTERS_PARTITION: METADATA_BLOOM_FILTER_ENABLE}
+
+
+def _metadata_index(found: RegisteredTable, name: str, enable: bool, statement: str) -> None:
+    """Build or drop one of the metadata table's own indexes, as a write with its enable key would."""
+    cfg = HoodieConfig({**found.write_options, _KEPT_BY[name].key: str(enable).lower()})
+    prepare_metadata_table(found.hudi(), cfg, statement)
 
 
 def create(spark: SparkSession, text: str, sql: SparkSql) -> DataFrame:
@@ -109,7 +124,7 @@ def create(spark: SparkSession, text: str, sql: SparkSql) -> DataFrame:
     table = found.hudi()
     keys = table.props.record_key_fields
     if index.index_type is None and index.columns == keys and index.name == RECORD_INDEX_PARTITION:
-        _record_index(spark, found, True, f"CREATE INDEX {index.name}")
+        _metadata_index(found, RECORD_INDEX_PARTITION, True, f"CREATE INDEX {index.name}")
         return sql("SELECT 1 WHERE false")
     if index.index_type in (None, "secondary_index") and len(index.columns) == 1:
         exists = partition_of(index.name) in index_definitions(table.storage, table.props)
@@ -128,16 +143,23 @@ def create(spark: SparkSession, text: str, sql: SparkSql) -> DataFrame:
 
 
 def drop(spark: SparkSession, text: str, sql: SparkSql) -> DataFrame:
+    """A secondary index, or one of the metadata table's own (record_index, column_stats, partition_stats,
+    bloom_filters: dropping column stats drops the partition stats built from them, so a later DROP of those finds
+    nothing left to do). A table whose options enable the dropped index has them turned off, or its next write
+    would build it again."""
     index = parse_drop(text)
     found = _found(spark, index.table, "DROP INDEX")
     built = found.hudi().props.metadata_partitions
     if partition_of(index.name) in built:
         drop_secondary_index(found.hudi().storage, index.name)
         return sql("SELECT 1 WHERE false")
-    if index.name != RECORD_INDEX_PARTITION or index.name not in built:
+    if index.name not in _KEPT_BY:
         raise HoodieConfigError(f"DROP INDEX {index.name} ON {found.name}: no such index pyhudi can drop; the table "
                                 f"has {', '.join(p for p in built if p != FILES_PARTITION) or 'none'}")
-    _record_index(spark, found, False, f"DROP INDEX {index.name}")
+    if index.name in built:
+        _metadata_index(found, index.name, False, f"DROP INDEX {index.name}")
+    if str(found.options.get(_KEPT_BY[index.name].key, "false")).lower() == "true":
+        reregister(spark, found, {**found.options, _KEPT_BY[index.name].key: "false"}, sql)
     return sql("SELECT 1 WHERE false")
 
 
@@ -152,8 +174,8 @@ def show(spark: SparkSession, table: str) -> DataFrame:
         if partition == FILES_PARTITION:
             continue
         definition = defined.get(partition)
-        columns = (definition.source_fields if definition is not None
+        columns = (definition.source_fields if definition is not None and definition.source_fields
                    else props.record_key_fields if partition == RECORD_INDEX_PARTITION else ())
         kind = definition.index_type if definition is not None else partition
         rows.append((partition, ",".join(columns), kind, ""))
-    return spark.createDataFrame(rows, SHOW_SCHEMA)
+    return spark.createDataFrame(sorted(rows), SHOW_SCHEMA)

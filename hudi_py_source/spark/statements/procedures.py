@@ -20,6 +20,7 @@ from ...services.clustering import cluster, schedule_clustering
 from ...services.compaction import compact, schedule_compaction
 from ...services.restore import restore_to_savepoint
 from ...services.savepoint import create_savepoint, delete_savepoint
+from ...services.upgrade import downgrade_table, upgrade_table
 from ...table.hoodie_table import HoodieTable
 from ...write.rollback import rollback_instant
 from .ddl import property_value
@@ -196,7 +197,30 @@ def _run_clean(found: RegisteredTable, values: dict[str, str]) -> Rows:
     return [(done,)] if done else []
 
 
+_VERSIONS = {"SIX": 6, "EIGHT": 8, "NINE": 9}
+
+
+def _version(values: dict[str, str]) -> int:
+    """to_version as Hudi's procedures name it (HoodieTableVersion: SIX, EIGHT, NINE) or as a number."""
+    given = values.get("to_version", "")
+    if given.upper() in _VERSIONS:
+        return _VERSIONS[given.upper()]
+    if given.isdigit():
+        return int(given)
+    raise HoodieConfigError(f"to_version => {given!r}: give SIX, EIGHT or NINE")
+
+
+def _upgrade(found: RegisteredTable, values: dict[str, str]) -> Rows:
+    return [(upgrade_table(found.storage(), _version(values), found.write_options) == _version(values),)]
+
+
+def _downgrade(found: RegisteredTable, values: dict[str, str]) -> Rows:
+    return [(downgrade_table(found.storage(), _version(values), found.write_options) == _version(values),)]
+
+
 PROCEDURES: dict[str, Procedure] = {
+    "upgrade_table": Procedure(("table", "to_version"), "result boolean", _upgrade),
+    "downgrade_table": Procedure(("table", "to_version"), "result boolean", _downgrade),
     "show_commits": Procedure(("table", "limit"), _COMMITS_SCHEMA, show_commits),
     "show_file_system_view": Procedure(("table", "partition_path", "limit"), _FSVIEW_SCHEMA, show_file_system_view),
     "show_fsview_latest": Procedure(("table", "partition_path", "limit"), _FSVIEW_SCHEMA, show_file_system_view),
