@@ -23,7 +23,9 @@ def session(state: Path) -> SparkSession:
             .config("spark.sql.warehouse.dir", str(state / "warehouse"))
             .config("spark.hadoop.javax.jdo.option.ConnectionURL",
                     f"jdbc:derby:;databaseName={state / 'metastore_db'};create=true")
-            .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={state}")
+            # spark-conf's quick-start JVM options, which setting this key would otherwise replace
+            .config("spark.driver.extraJavaOptions",
+                    f"-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Dderby.system.home={state}")
             .enableHiveSupport().getOrCreate())
 
 
