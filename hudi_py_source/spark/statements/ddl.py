@@ -103,7 +103,8 @@ def _managed_location(spark: SparkSession, table: exp.Table) -> str:
     return posixpath.join(root.removeprefix("file:"), table.name)
 
 
-def _columns(create: exp.Create, sql: SparkSql) -> T.StructType | None:
+def _columns(create: exp.Create) -> T.StructType | None:
+    """The column list of CREATE TABLE as Spark's own DDL reader types it (nested types included)."""
     schema = create.this
     if not isinstance(schema, exp.Schema):
         return None
@@ -172,7 +173,7 @@ def create(spark: SparkSession, create: exp.Create, sql: SparkSql) -> DataFrame:
     options = hudi_options(spark, table, declared, partitions)
     query = create.args.get("expression")
     source = sql(query.sql(dialect="spark")) if query is not None else None
-    columns = source.schema if source is not None else _columns(create, sql)
+    columns = source.schema if source is not None else _columns(create)
     storage = Storage(path, None)
     if not table_exists(storage):
         if columns is None:
