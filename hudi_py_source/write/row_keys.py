@@ -16,13 +16,12 @@ import pyarrow.compute as pc
 
 from ..config import COMBINE_BEFORE_INSERT, INDEX_TYPE, OPERATION, POPULATE_META_FIELDS, RECORDKEY_FIELD, HoodieConfig
 from ..errors import HoodieConfigError, HoodieKeyError
+from ..io.base_file import PARTITION_PATH_COL, RECORD_KEY_COL
 from ..io.conform import conform
 from ..keygen import KeyGenerator, generated_record_keys, key_generator, refuse_unsafe_paths
 from .job import WriteJob
 from .record_columns import KEY_COLUMN, PATH_COLUMN
 
-RECORD_KEY_META = "_hoodie_record_key"
-PARTITION_PATH_META = "_hoodie_partition_path"
 ADDRESSING_OPERATIONS = frozenset({"upsert", "delete"})
 LOG = logging.getLogger("hudi_py_source.write")
 _AUTO_KEYS = f"auto-generated record keys (no {RECORDKEY_FIELD.key})"
@@ -56,13 +55,13 @@ class RowKeys:
     def _given_keys(self, batch: pa.RecordBatch | pa.Table, generated: pa.Array) -> pa.Array:
         """The keys the rows were read with. An upsert's row without one is a new record (a MERGE's insert) and
         takes a generated key; a delete must name every record it removes."""
-        given = _meta_column(batch, RECORD_KEY_META)
+        given = _meta_column(batch, RECORD_KEY_COL)
         if not given.null_count:
             return given
         if self.job.operation == "delete":
             row = self.rows + pc.index(pc.is_null(given), True).as_py()
             raise HoodieKeyError(
-                f"delete on a table with {_AUTO_KEYS}: row {row} has no {RECORD_KEY_META}; a delete names each "
+                f"delete on a table with {_AUTO_KEYS}: row {row} has no {RECORD_KEY_COL}; a delete names each "
                 "record by the key it was read with")
         return pc.coalesce(given, generated)
 
@@ -71,8 +70,8 @@ class RowKeys:
         its partition fields make); a non-partitioned table's is always ""."""
         if not self.keygen.partition_fields:
             return self.keygen.partition_paths(table)
-        given = _meta_column(batch, PARTITION_PATH_META)
-        refuse_unsafe_paths(given, PARTITION_PATH_META)
+        given = _meta_column(batch, PARTITION_PATH_COL)
+        refuse_unsafe_paths(given, PARTITION_PATH_COL)
         return pc.coalesce(given, self.keygen.partition_paths(table)) if given.null_count else given
 
 
@@ -89,9 +88,9 @@ def operation_of(cfg: HoodieConfig, operation: str, data_schema: pa.Schema) -> s
     there is no key to update by. Rows read from the table carry their keys, and upsert them (Hudi's prepped
     upsert)."""
     if (operation == "upsert" and key_generator(cfg).auto_keys
-            and data_schema.get_field_index(RECORD_KEY_META) < 0):
+            and data_schema.get_field_index(RECORD_KEY_COL) < 0):
         LOG.warning("%s=upsert on a table with %s and rows without %s: inserting them, as Hudi does",
-                    OPERATION.key, _AUTO_KEYS, RECORD_KEY_META)
+                    OPERATION.key, _AUTO_KEYS, RECORD_KEY_COL)
         return "insert"
     return operation
 
@@ -116,7 +115,7 @@ def _refuse_options(cfg: HoodieConfig) -> None:
     if not cfg.get(POPULATE_META_FIELDS):
         raise HoodieConfigError(
             f"{POPULATE_META_FIELDS.key}=false is not supported with {_AUTO_KEYS}: a generated key is kept nowhere "
-            f"but in the {RECORD_KEY_META} meta column")
+            f"but in the {RECORD_KEY_COL} meta column")
     if cfg.get(INDEX_TYPE) == "BUCKET":
         raise HoodieConfigError(
             f"{INDEX_TYPE.key}=BUCKET is not supported yet with {_AUTO_KEYS}: the bucket index hashes record key "
@@ -125,7 +124,7 @@ def _refuse_options(cfg: HoodieConfig) -> None:
 
 def _require_meta_columns(keygen: KeyGenerator, operation: str, data_schema: pa.Schema) -> None:
     """An update or delete without the keys of the records it means would have nothing to address them by."""
-    needed = [RECORD_KEY_META] + ([PARTITION_PATH_META] if keygen.partition_fields else [])
+    needed = [RECORD_KEY_COL] + ([PARTITION_PATH_COL] if keygen.partition_fields else [])
     missing = [name for name in needed if data_schema.get_field_index(name) < 0]
     if missing:
         raise HoodieConfigError(

@@ -39,7 +39,7 @@ from ...write.client import create_table as create_hudi_table
 from ..catalog import table_options
 from ..options import STORAGE_OPTIONS_KEY
 from ..save import write
-from .tables import MANAGED_OPTION, RegisteredTable, quoted, registered_table, required_table, table_name
+from .tables import MANAGED_OPTION, RegisteredTable, quoted, table_name
 
 SparkSql = Callable[[str], DataFrame]
 
@@ -190,28 +190,25 @@ def create(spark: SparkSession, create: exp.Create, sql: SparkSql) -> DataFrame:
     return sql("SELECT 1 WHERE false")
 
 
-def drop(spark: SparkSession, drop: exp.Drop, sql: SparkSql) -> DataFrame:
+def drop(spark: SparkSession, drop: exp.Drop, found: RegisteredTable, sql: SparkSql) -> DataFrame:
     """DROP TABLE [IF EXISTS] t [PURGE]: the catalog entry goes; the data too for a managed table or PURGE."""
-    found = registered_table(spark, drop.args["tables"][0])
     sql(drop.sql(dialect="spark"))
-    if found is not None and (found.managed or drop.args.get("purge")):
+    if found.managed or drop.args.get("purge"):
         found.storage().delete_tree("")
     return sql("SELECT 1 WHERE false")
 
 
-def show_partitions(spark: SparkSession, table: exp.Table) -> DataFrame:
+def show_partitions(spark: SparkSession, found: RegisteredTable) -> DataFrame:
     """SHOW PARTITIONS t: the table's partition paths, one row each, as Hudi's command lists them."""
-    found = required_table(spark, table, "SHOW PARTITIONS")
     hudi = found.hudi()
     partitions = [p for p in hudi.fs_view().partitions() if p]
     return spark.createDataFrame([(p,) for p in sorted(partitions)], "partition string")
 
 
-def alter(spark: SparkSession, alter: exp.Alter, sql: SparkSql) -> DataFrame:
+def alter(spark: SparkSession, alter: exp.Alter, found: RegisteredTable, sql: SparkSql) -> DataFrame:
     """ALTER TABLE t ADD COLUMNS / RENAME TO / SET TBLPROPERTIES / DROP PARTITION. Columns and names go to the
     catalog (later writes evolve the Hudi schema); properties are kept with the table's options, so later writes
     take them; DROP PARTITION is Hudi's delete_partition."""
-    found = required_table(spark, alter.this, "ALTER TABLE")
     actions = alter.args.get("actions") or []
     if all(isinstance(a, exp.Schema | exp.ColumnDef | exp.AlterRename) for a in actions):
         sql(alter.sql(dialect="spark"))
@@ -254,9 +251,8 @@ def delete_partitions(found: RegisteredTable, paths: list[str]) -> None:
                                        PARTITIONS_TO_DELETE.key: ",".join(paths)})
 
 
-def truncate(spark: SparkSession, stmt: exp.TruncateTable, sql: SparkSql) -> DataFrame:
+def truncate(spark: SparkSession, stmt: exp.TruncateTable, found: RegisteredTable, sql: SparkSql) -> DataFrame:
     """TRUNCATE TABLE t [PARTITION (…)]: the partition's records deleted, or the whole table's."""
-    found = required_table(spark, stmt.expressions[0], "TRUNCATE TABLE")
     spec = stmt.args.get("partition")
     if isinstance(spec, exp.Partition):
         delete_partitions(found, [_partition_path(found, spec)])
@@ -268,10 +264,9 @@ def truncate(spark: SparkSession, stmt: exp.TruncateTable, sql: SparkSql) -> Dat
     return sql("SELECT 1 WHERE false")
 
 
-def unset_properties(spark: SparkSession, table: exp.Table, text: str, sql: SparkSql) -> DataFrame:
+def unset_properties(spark: SparkSession, found: RegisteredTable, text: str, sql: SparkSql) -> DataFrame:
     """ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] (key, …): the keys leave the table's stored options (read from
     sqlglot's Spark tokens: sqlglot does not parse UNSET)."""
-    found = required_table(spark, table, "ALTER TABLE … UNSET TBLPROPERTIES")
     tokens = Spark().tokenize(text)
     start = next(i for i, t in enumerate(tokens) if t.token_type == TokenType.L_PAREN)
     keys, current = [], ""

@@ -18,16 +18,17 @@ from sqlglot import exp
 
 from ...config import OPERATION
 from ...errors import HoodieConfigError
+from ...io.base_file import META_COLUMNS, PARTITION_PATH_COL, RECORD_KEY_COL
 from ...table.properties import TableProperties
 from ...write.record_columns import DELETE_COLUMN
 from ..catalog import sql_write_options
 from ..save import write
 from .ddl import property_value
 from .queries import read_table, temp_view
-from .tables import META_COLUMNS, RegisteredTable, quoted, required_table
+from .tables import RegisteredTable, quoted
 
 SparkSql = Callable[[str], DataFrame]
-_KEY_META = ("_hoodie_record_key", "_hoodie_partition_path")
+_KEY_META = (RECORD_KEY_COL, PARTITION_PATH_COL)
 _MATCHED = "__pyhudi_matched"
 
 
@@ -62,13 +63,11 @@ def _write(spark: SparkSession, found: RegisteredTable, df: DataFrame, operation
           route=operation in ("upsert", "delete"))
 
 
-def insert(spark: SparkSession, stmt: exp.Insert, sql: SparkSql) -> DataFrame:
+def insert(spark: SparkSession, stmt: exp.Insert, found: RegisteredTable, sql: SparkSql) -> DataFrame:
     """INSERT INTO|OVERWRITE t [PARTITION (…)] [(columns)] VALUES … | SELECT …, matched to the table's columns
     by position (or by the listed names), static partition values added, as Spark's own INSERT does."""
     target = stmt.this
     listed = [c.name for c in target.expressions] if isinstance(target, exp.Schema) else None
-    table = target.this if isinstance(target, exp.Schema) else target
-    found = required_table(spark, table, "INSERT")
     static, clause = _partition_clause(stmt)
     fields = found.data_fields
     names = [f.name for f in fields]
@@ -138,9 +137,8 @@ def _refuse_key_updates(found: RegisteredTable, props: TableProperties, assigned
             "record; delete it and insert the changed row instead")
 
 
-def update(spark: SparkSession, stmt: exp.Update, sql: SparkSql) -> DataFrame:
+def update(spark: SparkSession, stmt: exp.Update, found: RegisteredTable, sql: SparkSql) -> DataFrame:
     """UPDATE t SET c = expr, … [WHERE cond]: the matching rows, changed, upserted."""
-    found = required_table(spark, stmt.this, "UPDATE")
     props = found.hudi().props
     assigned = _assignments(stmt.expressions)
     _refuse_key_updates(found, props, assigned)
@@ -151,10 +149,9 @@ def update(spark: SparkSession, stmt: exp.Update, sql: SparkSql) -> DataFrame:
     return _empty(sql)
 
 
-def delete(spark: SparkSession, stmt: exp.Delete, sql: SparkSql) -> DataFrame:
+def delete(spark: SparkSession, stmt: exp.Delete, found: RegisteredTable, sql: SparkSql) -> DataFrame:
     """DELETE FROM t [WHERE cond]: the matching keys deleted. The scan reads only the key, partition and ordering
     columns and those the condition names."""
-    found = required_table(spark, stmt.this, "DELETE")
     props = found.hudi().props
     identity = {*props.record_key_fields, *props.partition_fields, *([props.precombine_field]
                                                                      if props.precombine_field else [])}
@@ -188,12 +185,11 @@ def _selection(spark: SparkSession, stmt: exp.Update | exp.Delete, found: Regist
             + (f" {_spark(where)}" if where is not None else ""))
 
 
-def merge(spark: SparkSession, stmt: exp.Merge, sql: SparkSql) -> DataFrame:
+def merge(spark: SparkSession, stmt: exp.Merge, found: RegisteredTable, sql: SparkSql) -> DataFrame:
     """MERGE INTO t USING s ON cond WHEN MATCHED [AND c] THEN UPDATE SET …|* | DELETE, WHEN NOT MATCHED [AND c]
     THEN INSERT …|*: one join in Spark (the source left-joined to the table), each source row taking the first
     clause that holds for it, and one commit of the result."""
     table = stmt.this
-    found = required_table(spark, table, "MERGE INTO")
     props = found.hudi().props
     target, source = table.alias_or_name, stmt.args["using"].alias_or_name
     clauses = [_clause(when, target, source) for when in stmt.args["whens"].expressions]

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
-from sqlglot import Token, TokenType, exp
+from sqlglot import Token, TokenType
 from sqlglot.dialects.spark import Spark
 
 from ...config import (
@@ -33,7 +33,7 @@ from ...table.record_index import RECORD_INDEX_PARTITION
 from ...write.metadata_writer import prepare_metadata_table
 from ...write.secondary_index_ddl import create_secondary_index, drop_secondary_index, partition_of
 from .ddl import reregister
-from .tables import RegisteredTable, required_table
+from .tables import RegisteredTable
 
 SparkSql = Callable[[str], DataFrame]
 SHOW_SCHEMA = "index_name string, col_name string, index_type string, col_options string"
@@ -101,10 +101,6 @@ def parse_drop(text: str) -> IndexStatement:
     return IndexStatement(name, _dotted(tokens, at)[0])
 
 
-def _found(spark: SparkSession, name: str, statement: str) -> RegisteredTable:
-    return required_table(spark, exp.to_table(name, dialect="spark"), statement)
-
-
 # The metadata table's own indexes, by the name DROP INDEX gives them, and the key that keeps each.
 _KEPT_BY = {RECORD_INDEX_PARTITION: METADATA_RECORD_INDEX_ENABLE, COLUMN_STATS_PARTITION: METADATA_COLUMN_STATS_ENABLE,
             PARTITION_STATS_PARTITION: METADATA_PARTITION_STATS_ENABLE,
@@ -117,10 +113,8 @@ def _metadata_index(found: RegisteredTable, name: str, enable: bool, statement: 
     prepare_metadata_table(found.hudi(), cfg, statement)
 
 
-def create(spark: SparkSession, text: str, sql: SparkSql) -> DataFrame:
+def create(spark: SparkSession, index: IndexStatement, found: RegisteredTable, sql: SparkSql) -> DataFrame:
     """Builds the record index or a secondary index; refuses the indexes pyhudi does not write."""
-    index = parse_create(text)
-    found = _found(spark, index.table, "CREATE INDEX")
     table = found.hudi()
     keys = table.props.record_key_fields
     if index.index_type is None and index.columns == keys and index.name == RECORD_INDEX_PARTITION:
@@ -142,13 +136,11 @@ def create(spark: SparkSession, text: str, sql: SparkSql) -> DataFrame:
         feature=f"CREATE INDEX … {'USING ' + index.index_type if index.index_type else '(several columns)'}")
 
 
-def drop(spark: SparkSession, text: str, sql: SparkSql) -> DataFrame:
+def drop(spark: SparkSession, index: IndexStatement, found: RegisteredTable, sql: SparkSql) -> DataFrame:
     """A secondary index, or one of the metadata table's own (record_index, column_stats, partition_stats,
     bloom_filters: dropping column stats drops the partition stats built from them, so a later DROP of those finds
     nothing left to do). A table whose options enable the dropped index has them turned off, or its next write
     would build it again."""
-    index = parse_drop(text)
-    found = _found(spark, index.table, "DROP INDEX")
     built = found.hudi().props.metadata_partitions
     if partition_of(index.name) in built:
         drop_secondary_index(found.hudi().storage, index.name)
@@ -163,9 +155,8 @@ def drop(spark: SparkSession, text: str, sql: SparkSql) -> DataFrame:
     return sql("SELECT 1 WHERE false")
 
 
-def show(spark: SparkSession, table: str) -> DataFrame:
+def show(spark: SparkSession, found: RegisteredTable) -> DataFrame:
     """SHOW INDEXES FROM t: the metadata table's indexes (every partition but `files`)."""
-    found = _found(spark, table, "SHOW INDEXES")
     hudi = found.hudi()
     props = hudi.props
     defined = index_definitions(hudi.storage, props)

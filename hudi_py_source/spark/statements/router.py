@@ -19,7 +19,7 @@ from sqlglot.errors import SqlglotError
 
 from ..failures import pyhudi_error
 from . import ddl, dml, indexes, procedures, queries
-from .tables import registered_table
+from .tables import RegisteredTable, registered_table
 
 SparkSql = Callable[[str], DataFrame]
 PROVIDERS = ("pyhudi", "hudi")
@@ -96,25 +96,25 @@ def _command(spark: SparkSession, command: exp.Command, sql: SparkSql) -> DataFr
     first = " ".join(words[:2]).lower()
     if words[0].lower() == "call":
         return procedures.call(spark, body[len("call"):].strip(), sql)
-    if first == "create index":
-        return indexes.create(spark, body, sql) if _names_pyhudi_table(spark, indexes.parse_create(body).table) \
-            else None
-    if first == "drop index":
-        return indexes.drop(spark, body, sql) if _names_pyhudi_table(spark, indexes.parse_drop(body).table) \
-            else None
-    if first == "alter table" and [w.lower() for w in words[3:5]] == ["unset", "tblproperties"] \
-            and _names_pyhudi_table(spark, words[2]):
-        return ddl.unset_properties(spark, exp.to_table(words[2], dialect="spark"), body, sql)
-    if len(words) == 3 and first == "show partitions" and _names_pyhudi_table(spark, words[2]):
-        return ddl.show_partitions(spark, exp.to_table(words[2], dialect="spark"))
-    if len(words) == 4 and first in ("show indexes", "show index") and words[2].lower() in ("from", "in") \
-            and _names_pyhudi_table(spark, words[3]):
-        return indexes.show(spark, words[3])
+    if first in ("create index", "drop index"):
+        index = indexes.parse_create(body) if first == "create index" else indexes.parse_drop(body)
+        found = _pyhudi_table(spark, index.table)
+        handle = indexes.create if first == "create index" else indexes.drop
+        return handle(spark, index, found, sql) if found is not None else None
+    if first == "alter table" and [w.lower() for w in words[3:5]] == ["unset", "tblproperties"]:
+        found = _pyhudi_table(spark, words[2])
+        return ddl.unset_properties(spark, found, body, sql) if found is not None else None
+    if len(words) == 3 and first == "show partitions":
+        found = _pyhudi_table(spark, words[2])
+        return ddl.show_partitions(spark, found) if found is not None else None
+    if len(words) == 4 and first in ("show indexes", "show index") and words[2].lower() in ("from", "in"):
+        found = _pyhudi_table(spark, words[3])
+        return indexes.show(spark, found) if found is not None else None
     return None
 
 
-def _names_pyhudi_table(spark: SparkSession, name: str) -> bool:
-    return registered_table(spark, exp.to_table(name, dialect="spark")) is not None
+def _pyhudi_table(spark: SparkSession, name: str) -> RegisteredTable | None:
+    return registered_table(spark, exp.to_table(name, dialect="spark"))
 
 
 def _target(parsed: exp.Expression) -> exp.Table | None:
@@ -129,7 +129,7 @@ def _target(parsed: exp.Expression) -> exp.Table | None:
 
 def _on_table(spark: SparkSession, parsed: exp.Expression, sql: SparkSql) -> DataFrame | None:
     """INSERT, UPDATE, DELETE, MERGE, DROP and ALTER of a pyhudi table; None for other tables."""
-    handlers: dict[type, Callable[[SparkSession, Any, SparkSql], DataFrame]] = {
+    handlers: dict[type, Callable[[SparkSession, Any, RegisteredTable, SparkSql], DataFrame]] = {
         exp.Insert: dml.insert, exp.Update: dml.update, exp.Delete: dml.delete, exp.Merge: dml.merge,
         exp.Drop: ddl.drop, exp.Alter: ddl.alter, exp.TruncateTable: ddl.truncate}
     handler = handlers.get(type(parsed))
@@ -138,6 +138,5 @@ def _on_table(spark: SparkSession, parsed: exp.Expression, sql: SparkSql) -> Dat
         return None
     if isinstance(parsed, exp.Drop) and parsed.kind != "TABLE":
         return None
-    if registered_table(spark, table) is None:
-        return None
-    return handler(spark, parsed, sql)
+    found = registered_table(spark, table)
+    return handler(spark, parsed, found, sql) if found is not None else None

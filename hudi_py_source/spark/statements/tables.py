@@ -15,13 +15,12 @@ from pyspark.sql.types import StructField, StructType
 from sqlglot import exp
 
 from ...errors import HoodieConfigError
+from ...io.base_file import META_COLUMNS
 from ...storage import Storage
 from ...table.hoodie_table import HoodieTable
 from ..catalog import stored_table
 from ..options import STORAGE_OPTIONS_KEY
 
-META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
-                "_hoodie_file_name")
 MANAGED_OPTION = "pyhudi.managed"
 
 
