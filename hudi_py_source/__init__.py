@@ -26,6 +26,7 @@ tests/system/test_layers.py reads this picture and checks the code against it.
     timeline: timeline.* table.properties table.properties_v8 table.upgrade_properties table.partition_metadata
         the active and archived timeline, instants and their metadata; the table's own metadata files
     formats: io.* merge.* keygen table table.file_names table.file_group_id table.*_records
+        + table.index_expressions
         parquet, Avro and log file formats; payload merging; record keys; file names and ids
     foundation: errors storage config joda lru
         the error family, the one storage layer, the typed option registry, Hudi's date formats, a bounded cache
