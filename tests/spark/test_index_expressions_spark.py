@@ -102,7 +102,7 @@ BOOLS = pa.array([True, False, None, True], pa.bool_())
 
 PRINT_FORMATS = ["yyyy-MM-dd", "yyyy-MM-dd HH:mm:ss", "HH", "yyyyMMdd", "yyyy-MM-dd'T'HH:mm:ss.SSSSSS",
                  "EEE, d MMM yyyy h:mm a", "EEEE MMMM QQQ Q D DDD G", "yy", "y", "yyy", "yyyyy", "F", "k K", "LLL LLLL",
-                 "XXX xx Z z VV O", "[yyyy]", "'quoted''s' yyyy", "QQQQ GGGG SSS S"]
+                 "XXX xx Z z VV O", "[yyyy]", "'quoted''s' yyyy", "QQQQ GGGG SSS S", "G yy yyyy"]
 PARSE_FORMATS = ["yyyy-MM-dd", "yyyy-MM-dd HH:mm:ss", "dd/MM/yyyy", "yyyyMMdd", "yyyy-MM-dd HH:mm:ss.SSS",
                  "MMM d, yyyy h:mm a", "yyyy-MM-dd'T'HH:mm:ssXXX", "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS]", "d/M/yyyy",
                  "yyyy-MM-dd HH:mm:ss.SSSSSS", "yyyy-MM-dd'T'HH:mm:ssZ"]
@@ -116,32 +116,34 @@ EXTRACTS = [("(\\w+)@(\\w+)", 2), ("(\\d+)", 1), ("(\\d+)", 0), ("([a-z]+)?(\\d)
             ("(?i)(STR)", 1), ("(x)|(y)", 2), ("(a+)\\1", 1), ("(\\S+)\\s", 1)]
 
 
+def _spark_call(F: Any, function: str, options: dict[str, str]) -> Callable[[Any], Any]:
+    """Spark's `functions.<f>` call for a function and its Hudi options."""
+    call: dict[str, Callable[[Any], Any]] = {
+        "identity": lambda c: c,
+        "date_format": lambda c: F.date_format(c, options["format"]),
+        "day": F.dayofmonth, "month": F.month, "year": F.year, "hour": F.hour,
+        "from_unixtime": lambda c: F.from_unixtime(c, options.get("format", "yyyy-MM-dd HH:mm:ss")),
+        "unix_timestamp": lambda c: F.unix_timestamp(c, options.get("format", "yyyy-MM-dd HH:mm:ss")),
+        "to_date": lambda c: F.to_date(c, options["format"]) if "format" in options else F.to_date(c),
+        "to_timestamp": lambda c: F.to_timestamp(c, options["format"]) if "format" in options
+        else F.to_timestamp(c),
+        "date_add": lambda c: F.date_add(c, int(options["days"])),
+        "date_sub": lambda c: F.date_sub(c, int(options["days"])),
+        "substring": lambda c: F.substring(c, int(options["pos"]), int(options["len"])),
+        "upper": F.upper, "lower": F.lower, "length": F.length,
+        "trim": lambda c: F.trim(c, F.lit(options["trimString"])) if "trimString" in options else F.trim(c),
+        "ltrim": lambda c: F.ltrim(c, F.lit(options["trimString"])) if "trimString" in options else F.ltrim(c),
+        "rtrim": lambda c: F.rtrim(c, F.lit(options["trimString"])) if "trimString" in options else F.rtrim(c),
+        "regexp_replace": lambda c: F.regexp_replace(c, options["pattern"], options["replacement"]),
+        "regexp_extract": lambda c: F.regexp_extract(c, options["pattern"], int(options["idx"])),
+    }
+    return call[function]
+
+
 def _cases(F: Any) -> dict[str, tuple[pa.Array, list[tuple[str, dict[str, str], Any]]]]:
     """Input set -> its cases: (function, options, Spark's column for it)."""
-    def spark(function: str, options: dict[str, str]) -> Callable[[Any], Any]:
-        call: dict[str, Callable[[Any], Any]] = {
-            "identity": lambda c: c,
-            "date_format": lambda c: F.date_format(c, options["format"]),
-            "day": F.dayofmonth, "month": F.month, "year": F.year, "hour": F.hour,
-            "from_unixtime": lambda c: F.from_unixtime(c, options.get("format", "yyyy-MM-dd HH:mm:ss")),
-            "unix_timestamp": lambda c: F.unix_timestamp(c, options.get("format", "yyyy-MM-dd HH:mm:ss")),
-            "to_date": lambda c: F.to_date(c, options["format"]) if "format" in options else F.to_date(c),
-            "to_timestamp": lambda c: F.to_timestamp(c, options["format"]) if "format" in options
-            else F.to_timestamp(c),
-            "date_add": lambda c: F.date_add(c, int(options["days"])),
-            "date_sub": lambda c: F.date_sub(c, int(options["days"])),
-            "substring": lambda c: F.substring(c, int(options["pos"]), int(options["len"])),
-            "upper": F.upper, "lower": F.lower, "length": F.length,
-            "trim": lambda c: F.trim(c, F.lit(options["trimString"])) if "trimString" in options else F.trim(c),
-            "ltrim": lambda c: F.ltrim(c, F.lit(options["trimString"])) if "trimString" in options else F.ltrim(c),
-            "rtrim": lambda c: F.rtrim(c, F.lit(options["trimString"])) if "trimString" in options else F.rtrim(c),
-            "regexp_replace": lambda c: F.regexp_replace(c, options["pattern"], options["replacement"]),
-            "regexp_extract": lambda c: F.regexp_extract(c, options["pattern"], int(options["idx"])),
-        }
-        return call[function]
-
     def case(function: str, **options: str) -> tuple[str, dict[str, str], Any]:
-        return function, options, spark(function, options)
+        return function, options, _spark_call(F, function, options)
 
     datetime_cases = [case(f) for f in ("identity", "day", "month", "year", "hour", "unix_timestamp", "to_date",
                                         "to_timestamp")]
@@ -175,26 +177,103 @@ def _cases(F: Any) -> dict[str, tuple[pa.Array, list[tuple[str, dict[str, str], 
 def test_index_expressions_equal_spark_row_for_row(session: Any) -> None:
     from pyspark.sql import functions as F
 
-    mismatches: list[str] = []
-    compared = 0
-    for name, (values, cases) in _cases(F).items():
-        frame = session.createDataFrame(pa.table({"v": values}))
+    sets = _cases(F)
+    # One DataFrame (each input set a column, padded with nulls) and one select: one Spark job for every case.
+    rows = max(len(values) for values, _ in sets.values())
+    frame = session.createDataFrame(pa.table({name: pa.concat_arrays([values, pa.nulls(rows - len(values),
+                                                                                        values.type)])
+                                              for name, (values, _) in sets.items()}))
+    selected = []
+    for name, (_, cases) in sets.items():
         # createDataFrame reads an Arrow timestamp without a zone as TIMESTAMP; the cast makes it TIMESTAMP_NTZ
-        column = F.col("v").cast("timestamp_ntz") if name == "timestamp_ntz" else F.col("v")
-        spark_columns = frame.select(*[make(column).alias(f"c{i}") for i, (_, _, make) in enumerate(cases)])
-        judged = spark_columns.toArrow()
+        column = F.col(name).cast("timestamp_ntz") if name == "timestamp_ntz" else F.col(name)
+        selected += [make(column).alias(f"{name}_{i}") for i, (_, _, make) in enumerate(cases)]
+    judged = frame.select(*selected).toArrow()
+    mismatches: list[str] = []
+    for name, (values, cases) in sets.items():
         for i, (function, options, _) in enumerate(cases):
-            expected = judged.column(f"c{i}").combine_chunks()
-            expression = IndexExpression.of(function, options)
-            ours = expression.apply(values)
-            if (function, options.get("pattern")) in ASTRAL_DIVERGENCE:
-                expected, ours = (pc.filter(a, pc.invert(pc.match_substring_regex(values, "[\\x{10000}-\\x{10FFFF}]")))
-                                  for a in (expected, ours))
-            compared += 1
-            if expression.result_type(values.type) != expected.type or not ours.equals(expected):
-                mismatches.append(_describe(name, function, options, values, expected, ours,
-                                            expression.result_type(values.type)))
+            expected = judged.column(f"{name}_{i}").combine_chunks()[:len(values)]
+            mismatch = _compare(name, function, options, values, expected)
+            if mismatch:
+                mismatches.append(mismatch)
+    compared = sum(len(cases) for _, cases in sets.values())
     assert not mismatches, f"{len(mismatches)} of {compared} cases differ from Spark:\n" + "\n".join(mismatches)
+
+
+def _compare(name: str, function: str, options: dict[str, str], values: pa.Array, expected: pa.Array) -> str | None:
+    expression = IndexExpression.of(function, options)
+    ours = expression.apply(values)
+    if (function, options.get("pattern")) in ASTRAL_DIVERGENCE:
+        beyond_bmp = pc.match_substring_regex(values, "[\\x{10000}-\\x{10FFFF}]")
+        expected, ours = (pc.filter(a, pc.invert(beyond_bmp)) for a in (expected, ours))
+    ours_type = expression.result_type(values.type)
+    if ours_type == expected.type and ours.equals(expected):
+        return None
+    return _describe(name, function, options, values, expected, ours, ours_type)
+
+
+# Spark's SQL type, and the Arrow type pyhudi sees for it (TINYINT, SMALLINT and FLOAT go as INT and DOUBLE do: a
+# refused type costs Spark a failed analysis, ~50 ms each)
+SQL_TYPES = {"boolean": pa.bool_(), "int": pa.int32(), "bigint": pa.int64(), "double": pa.float64(),
+             "decimal(10,2)": pa.decimal128(10, 2),
+             "string": pa.string(), "binary": pa.binary(), "date": pa.date32(), "timestamp": pa.timestamp("us", "UTC"),
+             "timestamp_ntz": pa.timestamp("us"), "array<int>": pa.list_(pa.int32())}
+TYPE_CASES = [("identity", {}), ("date_format", {"format": "yyyy"}), ("day", {}), ("month", {}), ("year", {}),
+              ("hour", {}), ("from_unixtime", {}), ("unix_timestamp", {}), ("to_date", {}), ("to_timestamp", {}),
+              ("to_timestamp", {"format": "yyyy"}), ("date_add", {"days": "1"}), ("date_sub", {"days": "1"}),
+              ("substring", {"pos": "1", "len": "2"}), ("upper", {}), ("lower", {}), ("trim", {}), ("ltrim", {}),
+              ("rtrim", {}), ("length", {}), ("regexp_replace", {"pattern": "a", "replacement": "b"}),
+              ("regexp_extract", {"pattern": "(a)", "idx": "1"})]
+
+
+def test_source_types_are_refused_where_spark_refuses_them(session: Any) -> None:
+    """Spark's analyzer over every (function, type): where it fails, IndexExpression raises HoodieConfigError;
+    where it resolves, IndexExpression gives the same result type or says it leaves the index to Apache Hudi.
+    The types pyhudi accepts are resolved in one select per function, each refused one on its own."""
+    from pyspark.sql import functions as F
+
+    frame = session.sql("SELECT " + ", ".join(f"CAST(NULL AS {t}) AS c{i}" for i, t in enumerate(SQL_TYPES)))
+    wrong: list[str] = []
+    for function, options in TYPE_CASES:
+        make = _spark_call(F, function, options)
+        ours = {i: _ours(IndexExpression.of(function, options), t) for i, t in enumerate(SQL_TYPES.values())}
+        accepted = [i for i, result in ours.items() if result is not None]
+        resolved = _resolve(frame, [make(F.col(f"c{i}")) for i in accepted]) or [
+            _resolve(frame, [make(F.col(f"c{i}"))]) for i in accepted]
+        spark = dict.fromkeys(ours) | {i: r[0] if isinstance(r, list) else r
+                                        for i, r in zip(accepted, resolved, strict=True)}
+        for i in set(ours) - set(accepted):
+            spark[i] = _resolve(frame, [make(F.col(f"c{i}"))])
+        wrong += [f"{function} {options} over {list(SQL_TYPES)[i]}: Spark {spark[i]}, pyhudi {ours[i]}"
+                  for i in ours if (spark[i] or None) != ours[i] and not (ours[i] == "declined" and spark[i])]
+    assert not wrong, "\n".join(wrong)
+
+
+def _ours(expression: IndexExpression, arrow_type: pa.DataType) -> str | None:
+    """pyhudi's result type as Spark names it; None where it refuses as Spark does, "declined" where it leaves
+    the index to Apache Hudi."""
+    from hudi_py_source.errors import HoodieConfigError, HoodieUnsupportedError
+
+    try:
+        return _sql_name(expression.result_type(arrow_type))
+    except HoodieConfigError:
+        return None
+    except HoodieUnsupportedError:
+        return "declined"
+
+
+def _resolve(frame: Any, columns: list[Any]) -> list[str] | None:
+    """Spark's result types of the columns, None when the analyzer fails on any."""
+    if not columns:
+        return []
+    try:
+        return [field.dataType.simpleString() for field in frame.select(*columns).schema]
+    except Exception:  # DATATYPE_MISMATCH; to_timestamp(number, format) fails with an INTERNAL_ERROR
+        return None
+
+
+def _sql_name(arrow_type: pa.DataType) -> str:
+    return next(name for name, t in {**SQL_TYPES, "timestamp": pa.timestamp("us", "UTC")}.items() if t == arrow_type)
 
 
 def _describe(name: str, function: str, options: dict[str, str], values: pa.Array, expected: pa.Array,
