@@ -8,7 +8,8 @@ index would prune files a query needs. What "Spark's values" means is pinned dow
 depends on session settings:
 
 - The session time zone is UTC (Apache Hudi's plans show `hour(ts, Some(UTC))`). TIMESTAMP and TIMESTAMP_NTZ
-  then read the same wall clock, and "local" dates are UTC dates.
+  then read the same wall clock, and "local" dates are UTC dates; a text holding only a time (`10:30`) is today's,
+  as Spark's cast reads it.
 - Results are those of `spark.sql.ansi.enabled=false` (Spark 3.5's default, on which Apache Hudi 1.2's bundles run):
   a text that does not parse, or a date that does not exist, gives null. Spark 4's ANSI mode fails the query there
   instead, and a failed write indexes nothing, so null is the only value an index can hold for such rows.
@@ -24,9 +25,14 @@ depends on session settings:
 Everything runs on Arrow kernels; Python runs once per distinct value only where no kernel has Spark's meaning:
 regexes that need what RE2 lacks (look-around, back-references, possessive quantifiers), that can match the empty
 string in `regexp_replace` (Arrow skips the empty match right after a match; Java does not), or whose rows hold what
-RE2 reads differently from java.util.regex (line terminators for `$`; non-ASCII text for `(?i)` and `\\b`, where
-the fallback reads `\\b` by ASCII word characters as Java 19+ does); texts whose case mapping is not one-to-one
-(`ß` upper-cases to `SS`, final sigma); texts that name a region time zone.
+RE2 reads differently from java.util.regex (line terminators for `$`; non-ASCII text for `(?i)`, ASCII-only in
+Java, and for `\\b`, whose word characters Java 17 takes from Character.isLetterOrDigit); texts whose case mapping is
+not one-to-one (`ß` upper-cases to `SS`, final sigma), by Python's Unicode tables; texts naming a region time zone
+(`Europe/Paris`, `PST`), by zoneinfo. Java regex syntax that neither engine reads as Java does (`\\p{..}`, nested
+classes, flags other than a leading `(?i)`/`(?s)`) raises HoodieUnsupportedError.
+
+Known divergence: after an empty match next to a character beyond U+FFFF, Java steps by one UTF-16 unit and splits
+the character (Spark writes `?` for each half); pyhudi steps by a code point.
 """
 
 from __future__ import annotations
@@ -163,11 +169,14 @@ def _kind(source: pa.DataType) -> str:
     """The Spark type family of an Arrow type; "other" for what Spark's scalar functions never take."""
     t = pa.types
     checks: list[tuple[Callable[[pa.DataType], bool], str]] = [
-        (t.is_boolean, "boolean"), (t.is_signed_integer, "integer"), (lambda x: x in (pa.float32(), pa.float64()),
-                                                                        "float"),
-        (t.is_decimal, "decimal"), (lambda x: t.is_string(x) or t.is_large_string(x), "string"),
+        (t.is_boolean, "boolean"),
+        (t.is_signed_integer, "integer"),
+        (lambda x: x in (pa.float32(), pa.float64()), "float"),
+        (t.is_decimal, "decimal"),
+        (lambda x: t.is_string(x) or t.is_large_string(x), "string"),
         (lambda x: t.is_binary(x) or t.is_large_binary(x) or t.is_fixed_size_binary(x), "binary"),
-        (t.is_date32, "date"), (lambda x: t.is_timestamp(x) and x.tz is not None, "timestamp"),
+        (t.is_date32, "date"),
+        (lambda x: t.is_timestamp(x) and x.tz is not None, "timestamp"),
         (t.is_timestamp, "timestamp_ntz"),
     ]
     return next((kind for check, kind in checks if check(source)), "other")
@@ -216,8 +225,9 @@ def _check_keys(function: str, spec: _Function, options: Mapping[str, str]) -> N
     unknown = sorted(set(options) - spec.required - spec.optional - _BLOOM_KEYS - {FUNCTION_KEY})
     if unknown:
         raise HoodieConfigError(f"options {unknown} are not valid for the function {function}", key=unknown[0])
-    for key in sorted(spec.required - set(options)):
-        raise HoodieConfigError(f"the function {function} needs the option {key!r}", key=key)
+    missing = sorted(spec.required - set(options))
+    if missing:
+        raise HoodieConfigError(f"the function {function} needs the option {missing[0]!r}", key=missing[0])
 
 
 def _int_option(options: Mapping[str, str], key: str) -> int:
@@ -723,7 +733,7 @@ def _tokenize(pattern: str, parsing: bool) -> list[_Token]:
         if ch == "'":
             end = _quote_end(pattern, i)
             text = pattern[i + 1:end].replace("''", "'") if end > i + 1 else "'"
-            tokens.append(_Token("", 0, text or "'", depth))
+            tokens.append(_Token("", 0, text, depth))
             i = end + 1
         elif ch in "[]":
             depth += 1 if ch == "[" else -1
@@ -1222,7 +1232,9 @@ def _escape(pattern: str, i: int, out: _Translation) -> int:
         out.emit(_CLASS_ESCAPES[ch])
         return i + 2
     if ch in "bB":
-        out.emit("\\" + ch, nullable=True)
+        # Java (before 19) finds word boundaries by Character.isLetterOrDigit, beyond ASCII: Python's Unicode \b
+        # does the same; RE2's, like its \w, is ASCII, which is Java's answer on ASCII rows only.
+        out.emit(f"(?u:\\{ch})", "\\" + ch, nullable=True)
         out.row_checks.add(_NON_ASCII_ROWS)
         return i + 2
     if ch == "A":

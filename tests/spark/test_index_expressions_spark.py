@@ -85,7 +85,8 @@ DATETIME_TEXTS = pa.array(CAST_TEXTS + _formatted("%Y-%m-%d %H:%M:%S", 120) + _f
 TEXTS = pa.array(["", " ", "  padded  ", "\tTab\t", "Hello World", "straße", "ΟΔΟΣ ΣΑΣ", "İstanbul", "ǅemal", "ﬁne",
                   "Ελληνικά", "日本語", "emoji 😀 ok", "a1b22c333", "foo@bar.com", "x@y", "line1\nline2", "end\n",
                   "CamelCaseString", "UPPER lower", "ŉ", "ǰ", "ΐ", "Σ", "ΑΣ ΑΣ.", "xxabcxx", "abcab", "ß", "SS",
-                  "foo food", "café", "naïve", "x", "xyzzy", "ab\r\n", "tab\tsep", None]
+                  "foo food", "café", "naïve", "éfoo", "fooé foo", "a.b A", "Éé σς", "x", "xyzzy", "ab\r\n",
+                  "tab\tsep", None]
                  + ["".join(RNG.choice(list("abcxyz ABC019_@.-éß"), int(n))) for n in RNG.integers(0, 14, 300)])
 
 NUMBER_TEXTS = pa.array(["12", " 1.9", ".", "+", "-5", "1e3", "99999999999999999999", "9223372036854775807",
@@ -108,7 +109,9 @@ PARSE_FORMATS = ["yyyy-MM-dd", "yyyy-MM-dd HH:mm:ss", "dd/MM/yyyy", "yyyyMMdd", 
                  "yyyy-MM-dd HH:mm:ss.SSSSSS", "yyyy-MM-dd'T'HH:mm:ssZ"]
 REPLACES = [("(\\d+)", "<$1>"), ("[aeiou]", ""), ("^\\s+|\\s+$", ""), ("(?i)ss", "S"), ("x*", "-"),
             ("(\\w+)@(\\w+)\\.com", "$2 at $1"), (".$", "!"), ("\\bfoo", "bar"), ("(a)(?=b)", "X"), ("ß", "ss"),
-            ("\\.", "\\\\"), ("(?<name>[ab])", "${name}${name}"), ("\\s", "_"), ("[^\\w]", "")]
+            ("\\.", "\\\\"), ("(?<name>[ab])", "${name}${name}"), ("\\s", "_"), ("[^\\w]", ""),
+            ("(?s)e.l", "#"), ("\\Qa.b\\E|\\.", "Q"), ("\\h+", " "), ("a++b", "P"), ("(?<=a)b", "B"),
+            ("[\\s\\d]+", "_"), ("\\x41|\\u00e9", "U"), ("(?i)É|Σ", "~"), ("\\R", "/")]
 # Java steps past an empty match by one UTF-16 unit, splitting a character beyond U+FFFF into two halves that Spark
 # writes as '?'; pyhudi steps by a code point (a documented divergence), so those rows are left out for these cases.
 ASTRAL_DIVERGENCE = {("regexp_replace", "x*")}
