@@ -1091,7 +1091,7 @@ class _Regex:
 
     def needs_python(self, text: pa.Array) -> pa.Array:
         if self.python_rows is None:
-            return pa.array([False] * len(text))
+            return pa.array(np.zeros(len(text), bool))
         return pc.fill_null(pc.match_substring_regex(text, self.python_rows), False)
 
 
