@@ -184,14 +184,14 @@ def _kind(source: pa.DataType) -> str:
 
 # --- compiling a function and its options ------------------------------------------------------------------------
 
-Kernel = Callable[[str, pa.Array], pa.Array]
+_Kernel = Callable[[str, pa.Array], pa.Array]
 
 
 @dataclass(frozen=True)
 class _Compiled:
     """A function with its options checked and its patterns compiled."""
 
-    kernel: Kernel
+    kernel: _Kernel
     result: pa.DataType | Callable[[str, pa.DataType], pa.DataType]  # fixed, or of (kind, source type)
 
     def result_type(self, kind: str, source: pa.DataType) -> pa.DataType:
