@@ -255,6 +255,9 @@ METADATA_BLOOM_FILTER_ENABLE = define(
     "The metadata table's bloom_filters partition (each base file's bloom filter of record keys, for the bloom "
     "index): true builds it (and the metadata table) when missing and keeps it in step; false removes an existing "
     "one, as Hudi does.")
+EXPRESSION_INDEX_FILE_GROUPS = define(
+    "hoodie.metadata.index.expression.file.group.count", 2, int,
+    "File groups of a new expression index partition (expr_index_<name>).", validate=_positive)
 BLOOM_FILTER_FILE_GROUPS = define(
     "hoodie.metadata.index.bloom.filter.file.group.count", 4, int,
     "File groups of a new bloom_filters partition.", validate=_positive)

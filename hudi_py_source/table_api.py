@@ -27,6 +27,7 @@ from .table.bloom_filter_records import BLOOM_FILTERS_PARTITION
 from .table.column_stats import COLUMN_STATS_PARTITION
 from .table.file_names import write_token
 from .table.hoodie_table import HoodieTable
+from .table.index_definitions import index_definitions
 from .table.mdt import FILES_PARTITION, metadata_differences
 from .table.partition_stats import PARTITION_STATS_PARTITION
 from .table.record_index import RECORD_INDEX_PARTITION
@@ -36,10 +37,12 @@ from .timeline.lsm_timeline import LSMArchivedTimeline, load_archived_timeline
 from .write.bloom_filter_changes import bloom_filter_differences
 from .write.client import abort_write, commit_write, start_write, write_task
 from .write.column_stats_changes import column_stats_differences
+from .write.expression_index_changes import expression_index_differences
+from .write.index_ddl import create_expression_index, create_secondary_index, drop_index
+from .write.keyed_indexers import expression_index
 from .write.partition_stats_changes import partition_stats_differences
 from .write.record_index_changes import index_differences
 from .write.secondary_index_changes import secondary_index_differences
-from .write.secondary_index_ddl import create_secondary_index, drop_secondary_index
 
 Data: TypeAlias = pa.Table | pa.RecordBatch | Iterable[pa.RecordBatch]
 
@@ -164,8 +167,8 @@ class Table:
         table/mdt.metadata_differences) and its record index against the keys a snapshot reads (see
         write/record_index_changes.index_differences), its column stats against the files' own ranges and its
         partition stats against the ranges of each partition's files, its bloom filters against the footers',
-        each secondary index against the (value, record key) pairs of the snapshot; empty when they agree. A table
-        without one has nothing to check."""
+        each secondary index against the (value, record key) pairs of the snapshot, each expression index against
+        its expression's values in each file; empty when they agree. A table without one has nothing to check."""
         table = self.hoodie_table()
         if FILES_PARTITION not in table.props.metadata_partitions:
             raise HoodieTableError(f"{self.storage.base_url} has no metadata table to validate",
@@ -179,16 +182,38 @@ class Table:
             found += partition_stats_differences(table)
         if BLOOM_FILTERS_PARTITION in table.props.metadata_partitions:
             found += bloom_filter_differences(table)
-        return found + secondary_index_differences(table)
+        return found + secondary_index_differences(table) + _expression_index_differences(table)
 
     def create_secondary_index(self, name: str, column: str, options: dict[str, str] | None = None) -> None:
         """Build secondary index `name` of `column` (partition `secondary_index_<name>`) as Apache Hudi 1.2's
-        `CREATE INDEX name ON t (column)` does; needs the record index (see write/secondary_index_ddl.py)."""
+        `CREATE INDEX name ON t (column)` does; needs the record index (see write/index_ddl.py)."""
         create_secondary_index(self.storage, name, column, options)
 
-    def drop_secondary_index(self, name: str) -> None:
-        """Remove secondary index `name` (Hudi's `DROP INDEX name ON t`)."""
-        drop_secondary_index(self.storage, name)
+    def create_expression_index(self, name: str, column: str, index_type: str,
+                                index_options: dict[str, str] | None = None,
+                                options: dict[str, str] | None = None) -> None:
+        """Build expression index `name` (partition `expr_index_<name>`) of type `index_type` (column_stats,
+        bloom_filters) over an expression of `column`, as Apache Hudi 1.2's `CREATE INDEX name ON t USING
+        column_stats(column) OPTIONS(expr='from_unixtime', format='yyyy-MM-dd')` does: `index_options` are the
+        statement's OPTIONS (see write/index_ddl.py)."""
+        create_expression_index(self.storage, name, column, index_type, index_options, options)
+
+    def drop_index(self, name: str) -> None:
+        """Remove secondary or expression index `name` (Hudi's `DROP INDEX name ON t`; the name with or without
+        its partition's prefix)."""
+        drop_index(self.storage, name)
 
     def hoodie_table(self) -> HoodieTable:
         return HoodieTable.load(self.storage)
+
+
+def _expression_index_differences(table: HoodieTable) -> list[str]:
+    """The differences of every expression index the table lists (one pyhudi cannot compute is reported so)."""
+    found: list[str] = []
+    for definition in index_definitions(table.storage, table.props).values():
+        if definition.is_expression and definition.name in table.props.metadata_partitions:
+            index = expression_index(definition, table.props)
+            found += ([f"expression index {definition.name}: pyhudi cannot compute {definition.function} of "
+                       f"{', '.join(definition.source_fields)} to check it"] if index is None
+                      else expression_index_differences(index, table))
+    return found

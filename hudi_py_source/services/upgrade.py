@@ -31,7 +31,7 @@ from ..config import ARCHIVAL_BATCH, PAYLOAD_CLASS, WRITE_MERGE_MODE, WRITE_TABL
 from ..errors import HoodieConfigError
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable
-from ..table.index_definitions import SECONDARY_INDEX_PREFIX
+from ..table.index_definitions import EXPRESSION_INDEX_PREFIX, SECONDARY_INDEX_PREFIX
 from ..table.mdt import FILES_PARTITION
 from ..table.properties import (
     METADATA_PARTITIONS,
@@ -82,14 +82,14 @@ def _check_target(props: TableProperties, to_version: int, upgrade: bool) -> Non
 def _refuse_features(props: TableProperties, to_version: int) -> None:
     """A table whose recorded features the target version cannot express is refused, unchanged: several base file
     formats (version 8 on), a CUSTOM merge mode without a payload class, which version 6 records only as one, and
-    secondary indexes (Hudi 1.x's)."""
+    secondary and expression indexes (Hudi 1.x's)."""
     secondary = [p for p in props.metadata_partitions + props.inflight_partitions
-                 if p.startswith(SECONDARY_INDEX_PREFIX)]
+                 if p.startswith((SECONDARY_INDEX_PREFIX, EXPRESSION_INDEX_PREFIX))]
     if to_version < 8 and secondary:
         raise HoodieConfigError(
-            f"cannot downgrade to table version {to_version}: the table has secondary indexes "
+            f"cannot downgrade to table version {to_version}: the table has secondary or expression indexes "
             f"({', '.join(secondary)}), which need table version 8 or later; drop them first (DROP INDEX, "
-            "Table.drop_secondary_index)",
+            "Table.drop_index)",
             key=WRITE_TABLE_VERSION.key)
     if to_version < 8 and props.get(MULTIPLE_BASE_FORMATS, "false").strip().lower() == "true":
         raise HoodieConfigError(

@@ -208,8 +208,12 @@ def column_stats_key(partition_path: str, file_name: str, column: str) -> str:
     return column_partition_key_prefix(column, partition_path) + file_index_id(file_name)
 
 
-def partition_stats_key(partition_path: str, column: str) -> str:
-    return column_partition_key_prefix(column, partition_path)
+def partition_stats_key(partition_path: str, column: str, stat_prefix: str | None = None) -> str:
+    """getPartitionStatsIndexKey: column, partition; an expression index's records have the identifier
+    `stat_prefix` between them (getPartitionStatsIndexKey with a partition path prefix)."""
+    if stat_prefix is None:
+        return column_partition_key_prefix(column, partition_path)
+    return _id64(column) + partition_index_id(stat_prefix) + partition_index_id(partition_path)
 
 
 # --- which columns ----------------------------------------------------------------------------------------
@@ -554,12 +558,12 @@ def encode_column_stats(partition_path: str, file_name: str, ranges: Sequence[Co
 
 
 def encode_partition_stats(partition_path: str, ranges: Sequence[ColumnRange], is_tight_bound: bool = True,
-                           is_deleted: bool = False, *, base_file_name: str | None = None, version: int = 2
-                           ) -> tuple[list[str], list[bytes]]:
+                           is_deleted: bool = False, *, base_file_name: str | None = None, version: int = 2,
+                           stat_prefix: str | None = None) -> tuple[list[str], list[bytes]]:
     """Keys and values of one partition's partition_stats records; `fileName` is the partition. Stats computed
     over all live files of the partition are tight bounds (a merge keeps only the newest). A partition left
     without files (`is_deleted`) gets tombstones of the ranges' columns."""
-    keys = [partition_stats_key(partition_path, r.column) for r in ranges]
+    keys = [partition_stats_key(partition_path, r.column, stat_prefix) for r in ranges]
     values = [_encode(PARTITION_STATS_TYPE, partition_path, tombstone(r.column) if is_deleted else r, is_deleted,
                       is_tight_bound, base_file_name, version) for r in ranges]
     return keys, values

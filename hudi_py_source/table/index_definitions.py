@@ -20,6 +20,7 @@ from .properties import TableProperties
 
 INDEX_DEFS_PATH = "hoodie.table.index.defs.path"
 SECONDARY_INDEX_PREFIX = "secondary_index_"
+EXPRESSION_INDEX_PREFIX = "expr_index_"
 DEFAULT_INDEX_DEFS_FILE = ".hoodie/.index_defs/index.json"  # where Hudi 1.x puts it, relative to the base path
 
 
@@ -39,6 +40,10 @@ class IndexDefinition:
         """Whether the index is a secondary index: Hudi tells a metadata partition's kind by its name's prefix."""
         return self.name.startswith(SECONDARY_INDEX_PREFIX)
 
+    @property
+    def is_expression(self) -> bool:
+        """Whether the index is an expression index (`expr_index_<name>`)."""
+        return self.name.startswith(EXPRESSION_INDEX_PREFIX)
 
     def to_json(self) -> dict[str, Any]:
         """The definition as index.json holds it (HoodieIndexDefinition's fields, in Hudi's order)."""

@@ -4,8 +4,9 @@ changes in it (Hudi 1.x's Indexer per MetadataPartitionType).
 
 `INDEXERS` is in the order of their initializing deltacommits: the record index, the column stats, the partition
 stats (built from the column stats' ranges, so after them), the bloom filters. What several need of one commit (the
-ranges of the files it wrote) is computed once, in `CommitChange`. A table's secondary indexes (one partition each,
-defined in its index.json) join them in `table_indexers` when pyhudi can keep them: one column, no expression.
+ranges of the files it wrote) is computed once, in `CommitChange`. A table's secondary and expression indexes (one
+partition each, defined in its index.json) join them in `table_indexers` when pyhudi can keep them: one column, and
+for an expression index an expression pyhudi computes.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from ..config import (
     BLOOM_FILTER_FILE_GROUPS,
     COLUMN_STATS_FILE_GROUPS,
+    EXPRESSION_INDEX_FILE_GROUPS,
     INDEX_TYPE,
     METADATA_BLOOM_FILTER_ENABLE,
     METADATA_COLUMN_STATS_ENABLE,
@@ -30,12 +32,18 @@ from ..config import (
     RECORD_INDEX_MIN_FILE_GROUPS,
     HoodieConfig,
 )
+from ..errors import HoodieConfigError
 from ..storage import Storage
 from ..table.bloom_filters import BloomFilterIndex
 from ..table.column_stats import ColumnStatsIndex
 from ..table.column_stats_records import stats_version
 from ..table.hoodie_table import HoodieTable
-from ..table.index_definitions import SECONDARY_INDEX_PREFIX, IndexDefinition, index_definitions
+from ..table.index_definitions import (
+    EXPRESSION_INDEX_PREFIX,
+    SECONDARY_INDEX_PREFIX,
+    IndexDefinition,
+    index_definitions,
+)
 from ..table.keyed_partition import KeyedChange
 from ..table.partition_stats import PartitionStatsIndex
 from ..table.properties import TableProperties
@@ -45,11 +53,13 @@ from ..timeline.commit_metadata import CommitMetadata
 from . import (
     bloom_filter_changes,
     column_stats_changes,
+    expression_index_changes,
     partition_stats_changes,
     record_index_changes,
     secondary_index_changes,
 )
 from .column_stats_changes import FileStats
+from .expression_index_changes import ExpressionIndex
 
 
 @dataclass(frozen=True)
@@ -207,11 +217,56 @@ def secondary_indexer(definition: IndexDefinition, props: TableProperties) -> Ke
     return KeyedIndexer(definition.name, file_group_id, IndexSizing.of_record_index, _never, entries, change, clean)
 
 
+def expression_index(definition: IndexDefinition, props: TableProperties) -> ExpressionIndex | None:
+    """The expression index pyhudi keeps in step for a definition: one source column, a column_stats or
+    bloom_filters index, an expression table/index_expressions.py computes, on table version 8 or 9; else None."""
+    if not (definition.is_expression and len(definition.source_fields) == 1 and props.version >= 8
+            and definition.index_type.lower() in (expression_index_changes.COLUMN_STATS_KIND,
+                                                  expression_index_changes.BLOOM_FILTERS_KIND)):
+        return None
+    try:
+        return ExpressionIndex.of(definition)
+    except HoodieConfigError:
+        return None
+
+
+def _expression_sizing(cfg: HoodieConfig) -> IndexSizing:
+    return IndexSizing.fixed(cfg.get(EXPRESSION_INDEX_FILE_GROUPS))
+
+
+def expression_indexer(index: ExpressionIndex) -> KeyedIndexer:
+    """The keyed partition of one expression index."""
+
+    def entries(table: HoodieTable) -> KeyedChange:
+        return expression_index_changes.entries_of_table(index, table)
+
+    def change(commit: CommitChange) -> KeyedChange:
+        return expression_index_changes.change_of_commit(index, commit.table, commit.metadata, commit.instant_time)
+
+    def clean(table: HoodieTable, clean_metadata: Mapping[str, Any]) -> KeyedChange:
+        return expression_index_changes.change_of_clean(index, table, clean_metadata)
+
+    def file_group_id(number: int) -> str:
+        return secondary_file_group_id(index.definition.name, number)
+
+    return KeyedIndexer(index.definition.name, file_group_id, _expression_sizing, _never, entries, change, clean)
+
+
+def _user_indexers(storage: Storage, props: TableProperties) -> dict[str, KeyedIndexer]:
+    """The secondary and expression indexes index.json defines that pyhudi keeps in step."""
+    out: dict[str, KeyedIndexer] = {}
+    for name, definition in index_definitions(storage, props).items():
+        if maintainable(definition, props):
+            out[name] = secondary_indexer(definition, props)
+        elif (index := expression_index(definition, props)) is not None:
+            out[name] = expression_indexer(index)
+    return out
+
+
 def table_indexers(storage: Storage, props: TableProperties) -> dict[str, KeyedIndexer]:
-    """Every keyed partition pyhudi can keep for the table: the built-in ones, then the secondary indexes its
-    index.json defines (read only when the table lists or builds one)."""
-    if not any(p.startswith(SECONDARY_INDEX_PREFIX) for p in props.metadata_partitions + props.inflight_partitions):
+    """Every keyed partition pyhudi can keep for the table: the built-in ones, then the secondary and expression
+    indexes its index.json defines (read only when the table lists or builds one)."""
+    user = (SECONDARY_INDEX_PREFIX, EXPRESSION_INDEX_PREFIX)
+    if not any(p.startswith(user) for p in props.metadata_partitions + props.inflight_partitions):
         return INDEXERS
-    secondary = {name: secondary_indexer(d, props) for name, d in index_definitions(storage, props).items()
-                 if maintainable(d, props)}
-    return {**INDEXERS, **secondary}
+    return {**INDEXERS, **_user_indexers(storage, props)}

@@ -69,7 +69,7 @@ from ..table.file_listing import StorageListing
 from ..table.file_names import make_base_file_name, make_log_file_name, parse_log_file_name
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
-from ..table.index_definitions import SECONDARY_INDEX_PREFIX, partitioned_record_index
+from ..table.index_definitions import EXPRESSION_INDEX_PREFIX, SECONDARY_INDEX_PREFIX, partitioned_record_index
 from ..table.keyed_partition import KeyedChange, KeyedPartition
 from ..table.mdt import (
     FILES_PARTITION,
@@ -690,8 +690,9 @@ def _files_of(mdt: HoodieTable, instant_time: str) -> list[str]:
 
 
 def _secondary(keyed: Mapping[str, KeyedChange]) -> list[str]:
-    """The secondary index partitions among those a deltacommit writes (a commit's and a clean's name them all)."""
-    return [p for p in keyed if p.startswith(SECONDARY_INDEX_PREFIX)]
+    """The secondary and expression index partitions among those a deltacommit writes (a commit's and a clean's
+    name them all)."""
+    return [p for p in keyed if p.startswith((SECONDARY_INDEX_PREFIX, EXPRESSION_INDEX_PREFIX))]
 
 
 def _compacted_partitions(mdt: HoodieTable, secondary: list[str]) -> list[str]:

@@ -79,11 +79,11 @@ def partition_records(partition: str, columns: list[str], files: list[list[Colum
     return keys + dead_keys, values + dead_values
 
 
-def _live_before(slices: list[FileSlice], metadata: CommitMetadata, partition: str, written: list[FileStats]
-                 ) -> list[str]:
-    """The files of the partition's latest slices before the action that stay live after it."""
+def live_before(slices: list[FileSlice], metadata: CommitMetadata, partition: str, written: list[str]) -> list[str]:
+    """The files of the partition's latest slices before the action that stay live after it (`written` the names
+    of the files the action wrote there)."""
     replaced = set((metadata.partition_to_replace_file_ids or {}).get(partition) or [])
-    new_bases = {parsed.file_id: parsed.instant_time for _, name, _ in written
+    new_bases = {parsed.file_id: parsed.instant_time for name in written
                  if (parsed := parse_base_file_name(name)) is not None}
     live: list[str] = []
     for s in slices:
@@ -151,7 +151,8 @@ def change_of_commit(table: HoodieTable, metadata: CommitMetadata, written: list
     slices = {p: view.latest_file_slices(p) for p in touched}
     previous = _previous_ranges(table, [p for p in touched if _only_adds(slices[p], metadata, p, by_partition[p])],
                                 columns)
-    before = {p: _live_before(slices[p], metadata, p, by_partition[p]) for p in touched if p not in previous}
+    before = {p: live_before(slices[p], metadata, p, [name for _, name, _ in by_partition[p]]) for p in touched
+              if p not in previous}
     known = _recorded_ranges(table, [(p, name) for p, names in before.items() for name in names], columns, schema)
     version = stats_version(table.props.version)
     return KeyedChange.of_puts(partition_records(p, columns, ([previous[p]] if p in previous else

@@ -1,4 +1,4 @@
-"""Secondary indexes pyhudi creates and keeps in step (write/secondary_index_ddl.py, write/secondary_index_changes.py).
+"""Secondary indexes pyhudi creates and keeps in step (write/index_ddl.py, write/secondary_index_changes.py).
 
 A table of records `k<n>` with a string column `name` (some null, some with the key escapes `$` and `\\`) gets
 `CREATE INDEX idx_name ON t (name)`; the index's live entries (`<escaped name>$<escaped key>`) are then exactly the
@@ -151,7 +151,7 @@ def test_a_rolled_back_write_and_a_restore_leave_the_index_as_the_table(tmp_path
 
 def test_drop_removes_the_index_and_writes_go_on(tmp_path: Path) -> None:
     path, names = indexed(tmp_path)
-    Table(path).drop_secondary_index("idx_name")
+    Table(path).drop_index("idx_name")
     props = TableProperties.load(Storage(path))
     assert props.metadata_partitions == ["files", "record_index"]
     assert not (Path(path) / ".hoodie/metadata" / PARTITION).exists()
@@ -159,8 +159,8 @@ def test_drop_removes_the_index_and_writes_go_on(tmp_path: Path) -> None:
     assert list(document["indexDefinitions"]) == ["record_index"]
     Table(path).write(data({1: "c"}, 2), options("upsert"))
     assert Table(path).validate_metadata() == []
-    with pytest.raises(HoodieConfigError, match="no secondary index idx_name to drop"):
-        Table(path).drop_secondary_index("idx_name")
+    with pytest.raises(HoodieConfigError, match="no secondary or expression index idx_name to drop"):
+        Table(path).drop_index("idx_name")
 
 
 def test_what_pyhudi_cannot_build_is_refused(tmp_path: Path) -> None:
@@ -177,7 +177,8 @@ def test_what_pyhudi_cannot_build_is_refused(tmp_path: Path) -> None:
         Table(bare).create_secondary_index("idx_name", "name")
     old = str(tmp_path / "v6")
     Table(old).write(data(names, 1), options("insert", version=6))
-    with pytest.raises(HoodieUnsupportedError, match="is of table version 6: secondary indexes need version 8 or 9"):
+    with pytest.raises(HoodieUnsupportedError,
+                       match="is of table version 6: secondary and expression indexes need version 8 or 9"):
         Table(old).create_secondary_index("idx_name", "name")
     doubles = str(tmp_path / "doubles")
     Table(doubles).write(data(names, 1).append_column("fare", pa.array([1.5] * 5)), options("insert"))
@@ -222,8 +223,8 @@ def test_random_write_sequences_keep_the_index_in_step(tmp_path: Path, table_typ
 def test_a_downgrade_to_version_6_is_refused_while_an_index_exists(tmp_path: Path) -> None:
     path, names = indexed(tmp_path)
     with pytest.raises(HoodieConfigError, match=r"cannot downgrade to table version 6: the table has secondary "
-                       r"indexes \(secondary_index_idx_name\)"):
+                       r"or expression indexes \(secondary_index_idx_name\)"):
         Table(path).downgrade(6)
     assert TableProperties.load(Storage(path)).version == 9
-    Table(path).drop_secondary_index("idx_name")
+    Table(path).drop_index("idx_name")
     assert Table(path).downgrade(6) == 6

@@ -27,6 +27,7 @@ from ...config import (
     PRECOMBINE_FIELD,
     TABLE_NAME,
     WRITE_MERGE_MODE,
+    WRITE_TABLE_VERSION,
     HoodieConfig,
 )
 from ...errors import HoodieConfigError
@@ -39,9 +40,12 @@ from ...write.client import create_table as create_hudi_table
 from ..catalog import table_options
 from ..options import STORAGE_OPTIONS_KEY
 from ..save import write
-from .tables import MANAGED_OPTION, RegisteredTable, quoted, table_name
+from .tables import MANAGED_OPTION, RegisteredTable, quoted, session_options, table_name
 
 SparkSql = Callable[[str], DataFrame]
+# The table version CREATE TABLE gives a new table: Hudi 1.2's (the Hudi release for Spark 4), whose SQL pages use
+# its secondary and expression indexes and merge modes. pyhudi's DataFrame writes keep version 6 by default.
+SQL_TABLE_VERSION = 9
 
 
 def literal(text: str) -> str:
@@ -127,11 +131,15 @@ def _partitions_last(schema: T.StructType, partitions: list[str]) -> T.StructTyp
     return T.StructType([f for f in schema.fields if f not in tail] + tail)
 
 
-def hudi_options(spark: SparkSession, table: exp.Table, declared: dict[str, str],
-                 partitions: list[str]) -> dict[str, str]:
+def hudi_options(spark: SparkSession, table: exp.Table, declared: dict[str, str], partitions: list[str],
+                 new: bool) -> dict[str, str]:
     """A SQL table's Hudi options: its declared ones in Hudi's names, its name and database, hive-style partition
-    folders (as Hudi's SQL writes them) and event-time ordering when it names an ordering field."""
+    folders (as Hudi's SQL writes them), event-time ordering when it names an ordering field, and for a `new` table
+    the version Hudi 1.2's SQL creates (`SQL_TABLE_VERSION`) unless the statement or the session names one."""
     options = {k: str(v) for k, v in table_options(declared).items()}
+    if new:
+        options.setdefault(WRITE_TABLE_VERSION.key,
+                           session_options(spark).get(WRITE_TABLE_VERSION.key, str(SQL_TABLE_VERSION)))
     ordering = declared.get("orderingFields") or declared.get("orderingfields")
     if ordering:
         options.pop("orderingFields", None)
@@ -170,17 +178,20 @@ def create(spark: SparkSession, create: exp.Create, sql: SparkSql) -> DataFrame:
     location = _location(create)
     path = location or _managed_location(spark, table)
     partitions = _partition_columns(create)
-    options = hudi_options(spark, table, declared, partitions)
+    storage = Storage(path, None)
+    new = not table_exists(storage)
+    options = hudi_options(spark, table, declared, partitions, new)
     query = create.args.get("expression")
     source = sql(query.sql(dialect="spark")) if query is not None else None
     columns = source.schema if source is not None else _columns(create)
-    storage = Storage(path, None)
-    if not table_exists(storage):
+    if new:
         if columns is None:
             raise HoodieConfigError(f"CREATE TABLE {name}: there is no Hudi table at {path}; list its columns or "
                                     "create it AS SELECT")
         create_hudi_table(storage, options, to_arrow_schema(_partitions_last(columns, partitions), timezone="UTC"))
-    catalog_options = {**options, **({MANAGED_OPTION: "true"} if location is None else {})}
+    # The table carries its version from here on: an option kept in the catalog would refuse writes after an upgrade.
+    catalog_options = {**{k: v for k, v in options.items() if k != WRITE_TABLE_VERSION.key},
+                       **({MANAGED_OPTION: "true"} if location is None else {})}
     if storage_options is not None:
         catalog_options[STORAGE_OPTIONS_KEY] = storage_options
     _register(sql, name, path, catalog_options)

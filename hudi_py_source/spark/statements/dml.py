@@ -25,7 +25,7 @@ from ..catalog import sql_write_options
 from ..save import write
 from .ddl import property_value
 from .queries import read_table, temp_view
-from .tables import RegisteredTable, quoted
+from .tables import RegisteredTable, quoted, session_options
 
 SparkSql = Callable[[str], DataFrame]
 _KEY_META = (RECORD_KEY_COL, PARTITION_PATH_COL)
@@ -47,11 +47,6 @@ def _empty(sql: SparkSql) -> DataFrame:
 def _keyless_meta(props: TableProperties, alias: str) -> list[str]:
     """A keyless table's rows are addressed by the keys Hudi generated for them."""
     return [] if props.record_key_fields else [f"{alias}.{c}" for c in _KEY_META]
-
-
-def session_options(spark: SparkSession) -> dict[str, str]:
-    """The `hoodie.*` keys SET in the session: Hudi's SQL writes take them over the table's own options."""
-    return {k: v for k, v in spark.conf.getAll.items() if k.startswith("hoodie.")}
 
 
 def _options(spark: SparkSession, found: RegisteredTable) -> dict[str, str]:

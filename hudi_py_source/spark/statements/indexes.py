@@ -1,11 +1,10 @@
 """CREATE INDEX, DROP INDEX and SHOW INDEXES on pyhudi tables: Hudi 1.x's index statements.
 
 pyhudi builds and drops the record index (`CREATE INDEX record_index ON t (key)`, with Hudi's
-hoodie.metadata.record.index.enable), secondary indexes of one column (`CREATE INDEX idx ON t (col)`, core
-write/secondary_index_ddl.py) and lists the metadata table's indexes. Expression indexes (`USING
-bloom_filters(…)`, `USING column_stats(…)`) it cannot write yet: those statements are refused, saying that queries
-return the same rows without them. sqlglot reads none of these statements, so they are read here from sqlglot's
-Spark tokens.
+hoodie.metadata.record.index.enable), secondary indexes of one column (`CREATE INDEX idx ON t (col)`), expression
+indexes (`CREATE INDEX idx ON t USING column_stats(col) | bloom_filters(col) OPTIONS(expr='…', …)`; core
+write/index_ddl.py) and lists the metadata table's indexes. sqlglot reads none of these statements, so they are
+read here from sqlglot's Spark tokens.
 """
 
 from __future__ import annotations
@@ -30,13 +29,13 @@ from ...table.column_stats_records import COLUMN_STATS_PARTITION, PARTITION_STAT
 from ...table.index_definitions import index_definitions
 from ...table.mdt import FILES_PARTITION
 from ...table.record_index import RECORD_INDEX_PARTITION
+from ...write.index_ddl import create_expression_index, create_secondary_index, drop_index, user_index_partition
 from ...write.metadata_writer import prepare_metadata_table
-from ...write.secondary_index_ddl import create_secondary_index, drop_secondary_index, partition_of
 from .ddl import reregister
 from .tables import RegisteredTable
 
 SparkSql = Callable[[str], DataFrame]
-SHOW_SCHEMA = "index_name string, col_name string, index_type string, col_options string"
+SHOW_SCHEMA = "index_name string, index_type string, col_name string"  # as Apache Hudi 1.2 answers it
 
 
 @dataclass
@@ -48,6 +47,7 @@ class IndexStatement:
     index_type: str | None = None
     columns: list[str] = field(default_factory=list)
     if_not_exists: bool = False
+    options: dict[str, str] = field(default_factory=dict)
 
 
 def _words(text: str) -> list[Token]:
@@ -80,14 +80,28 @@ def parse_create(text: str) -> IndexStatement:
     index_type = None
     if at < len(tokens) and tokens[at].token_type == TokenType.USING:
         index_type, at = tokens[at + 1].text.lower(), at + 2
-    columns = []
-    if at < len(tokens) and tokens[at].token_type == TokenType.L_PAREN:
+    columns, at = _parenthesized(tokens, at)
+    options: dict[str, str] = {}
+    if at < len(tokens) and tokens[at].text.upper() == "OPTIONS":
+        words, at = _parenthesized(tokens, at + 1)
+        if len(words) % 3 or any(w != "=" for w in words[1::3]):
+            raise HoodieConfigError(f"CREATE INDEX {name}: write OPTIONS (key = 'value', …)")
+        options = {key.lower(): value for key, value in zip(words[0::3], words[2::3], strict=True)}
+    return IndexStatement(name, table, index_type, columns, if_not_exists, options)
+
+
+def _parenthesized(tokens: list[Token], at: int) -> tuple[list[str], int]:
+    """The words of a parenthesized list at `at` (commas left out), and the position after it; none when no list
+    starts there."""
+    if at >= len(tokens) or tokens[at].token_type != TokenType.L_PAREN:
+        return [], at
+    words = []
+    at += 1
+    while tokens[at].token_type != TokenType.R_PAREN:
+        if tokens[at].token_type != TokenType.COMMA:
+            words.append(tokens[at].text)
         at += 1
-        while tokens[at].token_type != TokenType.R_PAREN:
-            if tokens[at].token_type != TokenType.COMMA:
-                columns.append(tokens[at].text)
-            at += 1
-    return IndexStatement(name, table, index_type, columns, if_not_exists)
+    return words, at + 1
 
 
 def parse_drop(text: str) -> IndexStatement:
@@ -114,36 +128,36 @@ def _metadata_index(found: RegisteredTable, name: str, enable: bool, statement: 
 
 
 def create(spark: SparkSession, index: IndexStatement, found: RegisteredTable, sql: SparkSql) -> DataFrame:
-    """Builds the record index or a secondary index; refuses the indexes pyhudi does not write."""
+    """Builds the record index, a secondary index or an expression index."""
     table = found.hudi()
     keys = table.props.record_key_fields
     if index.index_type is None and index.columns == keys and index.name == RECORD_INDEX_PARTITION:
         _metadata_index(found, RECORD_INDEX_PARTITION, True, f"CREATE INDEX {index.name}")
         return sql("SELECT 1 WHERE false")
-    if index.index_type in (None, "secondary_index") and len(index.columns) == 1:
-        exists = partition_of(index.name) in index_definitions(table.storage, table.props)
-        if not (exists and index.if_not_exists):
-            create_secondary_index(table.storage, index.name, index.columns[0], found.write_options)
+    if len(index.columns) != 1:
+        raise HoodieUnsupportedError(
+            f"CREATE INDEX {index.name} ON {found.name}: pyhudi, as Hudi, indexes one column "
+            f"({', '.join(index.columns) or 'none'} given): CREATE INDEX {index.name} ON {found.name} (column)",
+            feature="CREATE INDEX of several columns")
+    if index.if_not_exists and user_index_partition(table, index.name) is not None:
         return sql("SELECT 1 WHERE false")
-    kind = (f"an expression index (USING {index.index_type})" if index.index_type
-            else f"a secondary index on several columns ({', '.join(index.columns)})")
-    raise HoodieUnsupportedError(
-        f"CREATE INDEX {index.name} ON {found.name}: pyhudi does not build {kind} yet. Queries on the table return "
-        f"the same rows without it: leave the statement out. pyhudi builds the record index "
-        f"(CREATE INDEX record_index ON {found.name} ({', '.join(keys)})), secondary indexes of one column, column "
-        "stats and bloom filters (hoodie.metadata.index.column.stats.enable, "
-        "hoodie.metadata.index.bloom.filter.enable)",
-        feature=f"CREATE INDEX … {'USING ' + index.index_type if index.index_type else '(several columns)'}")
+    if index.index_type in (None, "secondary_index"):
+        create_secondary_index(table.storage, index.name, index.columns[0], found.write_options)
+    else:
+        create_expression_index(table.storage, index.name, index.columns[0], index.index_type, index.options,
+                                found.write_options)
+    return sql("SELECT 1 WHERE false")
 
 
 def drop(spark: SparkSession, index: IndexStatement, found: RegisteredTable, sql: SparkSql) -> DataFrame:
-    """A secondary index, or one of the metadata table's own (record_index, column_stats, partition_stats,
+    """A secondary or expression index, or one of the metadata table's own (record_index, column_stats, partition_stats,
     bloom_filters: dropping column stats drops the partition stats built from them, so a later DROP of those finds
     nothing left to do). A table whose options enable the dropped index has them turned off, or its next write
     would build it again."""
-    built = found.hudi().props.metadata_partitions
-    if partition_of(index.name) in built:
-        drop_secondary_index(found.hudi().storage, index.name)
+    table = found.hudi()
+    built = table.props.metadata_partitions
+    if index.name not in _KEPT_BY and user_index_partition(table, index.name) is not None:
+        drop_index(table.storage, index.name)
         return sql("SELECT 1 WHERE false")
     if index.name not in _KEPT_BY:
         raise HoodieConfigError(f"DROP INDEX {index.name} ON {found.name}: no such index pyhudi can drop; the table "
@@ -168,5 +182,5 @@ def show(spark: SparkSession, found: RegisteredTable) -> DataFrame:
         columns = (definition.source_fields if definition is not None and definition.source_fields
                    else props.record_key_fields if partition == RECORD_INDEX_PARTITION else ())
         kind = definition.index_type if definition is not None else partition
-        rows.append((partition, ",".join(columns), kind, ""))
+        rows.append((partition, kind, ",".join(columns)))
     return spark.createDataFrame(sorted(rows), SHOW_SCHEMA)

@@ -69,6 +69,11 @@ class RegisteredTable:
         return HoodieTable.load(self.storage())
 
 
+def session_options(spark: SparkSession) -> dict[str, str]:
+    """The `hoodie.*` keys SET in the session: Hudi's SQL writes take them over the table's own options."""
+    return {k: v for k, v in spark.conf.getAll.items() if k.startswith("hoodie.")}
+
+
 def registered_table(spark: SparkSession, table: exp.Table) -> RegisteredTable | None:
     """The pyhudi table a name stands for; None when the catalog has no such table or it is not pyhudi's."""
     if not isinstance(table.this, exp.Identifier):
