@@ -34,7 +34,7 @@ from collections.abc import Mapping
 
 import pyarrow as pa
 
-from ..config import EXPRESSION_INDEX_FILE_GROUPS, HoodieConfig
+from ..config import EXPRESSION_INDEX_FILE_GROUPS, METADATA_ENABLE, HoodieConfig
 from ..errors import HoodieConfigError, HoodieTableError, HoodieUnsupportedError
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable
@@ -51,7 +51,7 @@ from ..table.record_index import RECORD_INDEX_PARTITION
 from ..timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
 from .expression_index_changes import BLOOM_FILTERS_KIND, COLUMN_STATS_KIND, ExpressionIndex, bloom_text
 from .keyed_indexers import IndexSizing, expression_indexer, secondary_indexer
-from .metadata_writer import MetadataTableWriter, refuse_unkept_metadata
+from .metadata_writer import MetadataTableWriter, prepare_metadata_table
 from .secondary_index_changes import indexable
 
 LOG = logging.getLogger("hudi_py_source.index_ddl")
@@ -85,7 +85,7 @@ def create_secondary_index(storage: Storage | str, index_name: str, column: str,
                                      feature=f"secondary index of {value_type}", path=table.storage.base_url)
     definition = IndexDefinition(partition_of(index_name), "secondary_index", IDENTITY, (column,), {},
                                  _index_version(table))
-    table = _define(table, definition, f"CREATE INDEX {index_name}")
+    table = _define(table, definition, f"CREATE INDEX {index_name}", options)
     sizing = IndexSizing.of_record_index(HoodieConfig(dict(options or {})))
     MetadataTableWriter(table.storage).add_keyed(table, secondary_indexer(definition, table.props), sizing)
     LOG.info("created secondary index %s on %s of %s", definition.name, column, table.storage.base_url)
@@ -112,7 +112,7 @@ def create_expression_index(storage: Storage | str, index_name: str, column: str
     index = ExpressionIndex.of(definition)
     if kind == BLOOM_FILTERS_KIND:
         bloom_text(pa.array([], index.expression.result_type(source_type)))
-    table = _define(table, definition, f"CREATE INDEX {index_name}")
+    table = _define(table, definition, f"CREATE INDEX {index_name}", options)
     sizing = IndexSizing.fixed(HoodieConfig(dict(options or {})).get(EXPRESSION_INDEX_FILE_GROUPS))
     MetadataTableWriter(table.storage).add_keyed(table, expression_indexer(index), sizing)
     LOG.info("created expression index %s (%s of %s(%s)) of %s", partition, kind, definition.function, column,
@@ -123,9 +123,17 @@ def _index_version(table: HoodieTable) -> int:
     return 2 if table.props.version >= 9 else 1
 
 
-def _define(table: HoodieTable, definition: IndexDefinition, statement: str) -> HoodieTable:
-    """Add `definition` (and the record index's, when missing) to index.json; the table reloaded."""
-    refuse_unkept_metadata(table.storage, statement, table.props)
+def _define(table: HoodieTable, definition: IndexDefinition, statement: str, options: Mapping[str, str] | None
+            ) -> HoodieTable:
+    """Add `definition` (and the record index's, when missing) to index.json, the table's metadata table made
+    ready first (created when missing, as Hudi's, which has one by default; refused when the options turn it off);
+    the table reloaded."""
+    cfg = HoodieConfig(dict(options or {}))
+    if cfg.is_set(METADATA_ENABLE) and not cfg.get(METADATA_ENABLE):
+        raise HoodieConfigError(f"{statement} on {table.storage.base_url}: the index lives in the metadata table, "
+                                f"which the table's options turn off ({METADATA_ENABLE.key}=false)",
+                                key=METADATA_ENABLE.key)
+    table = prepare_metadata_table(table, HoodieConfig({**cfg.raw, METADATA_ENABLE.key: "true"}), statement)
     definitions = index_definitions(table.storage, table.props)
     definitions.setdefault(RECORD_INDEX_PARTITION, RECORD_INDEX_DEFINITION)
     definitions[definition.name] = definition

@@ -142,3 +142,19 @@ def test_what_pyhudi_cannot_build_is_refused(tmp_path: Path) -> None:
     with pytest.raises(HoodieUnsupportedError, match="is of table version 6: secondary and expression indexes"):
         Table(old).create_expression_index("idx_day", "ts", "column_stats", DAY_OPTIONS)
     assert TableProperties.load(Storage(path)).metadata_partitions == ["files", DAY, RIDER]
+
+
+def test_a_table_without_a_metadata_table_gets_one_with_the_index(tmp_path: Path) -> None:
+    """Hudi's tables have a metadata table by default; pyhudi's new tables do not, and an index creates it, unless
+    the options turn it off."""
+    path = str(tmp_path / "bare")
+    plain = {k: v for k, v in options("insert").items() if k != "hoodie.metadata.enable"}
+    Table(path).write(data(TRIPS), plain)
+    with pytest.raises(HoodieConfigError, match="which the table's options turn off"):
+        Table(path).create_expression_index("idx_day", "ts", "column_stats", DAY_OPTIONS,
+                                            {"hoodie.metadata.enable": "false"})
+    assert TableProperties.load(Storage(path)).metadata_partitions == []
+    Table(path).create_expression_index("idx_day", "ts", "column_stats", DAY_OPTIONS)
+    assert TableProperties.load(Storage(path)).metadata_partitions == ["files", DAY]
+    Table(path).write(data({1: TRIPS[1]}, 2), {**plain, "hoodie.datasource.write.operation": "upsert"})
+    assert Table(path).validate_metadata() == []
