@@ -2,8 +2,10 @@
 
 Every record of every built partition of `.hoodie/metadata` (hoodie.table.metadata.partitions), as pyhudi's
 readers see it: the `files` partition's listings merged as HoodieMetadataPayload merges them (tombstones of files
-the older listings lack stay, as in Hudi), each keyed partition's latest record of a key (`KeyedPartition`), a key
-a delete block removed left out; only log blocks of instants valid for the data table count (`mdt.LogScan`).
+the older listings lack stay, as in Hudi), each keyed partition's latest record of a key (`KeyedPartition`); a key
+a delete block removed, and a record that is a tombstone (a bloom filter, column or partition range or secondary
+index pair whose isDeleted is set), are no record, as Hudi's payload reads them; only log blocks of instants valid
+for the data table count (`mdt.LogScan`).
 
 The columns are HoodieMetadataRecord's without the meta fields, in the shape Spark's Avro conversion gives them,
 so that queries written for Apache Hudi (`ColumnStatsMetadata.minValue.member6.value`) run unchanged: a union of
@@ -15,6 +17,7 @@ record's own `key` field is written empty.
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -146,6 +149,8 @@ _SHAPES = SparkShapes()
 _FIELDS = {f["name"]: _SHAPES.of(f["type"]) for f in _RECORD["fields"]}
 # The payload fields: HoodieMetadataRecord's after `key` and `type`, without the meta fields.
 PAYLOADS = {name: shape for name, shape in _FIELDS.items() if name not in (*META_FIELD_NAMES, "key", "type")}
+# The payloads whose `isDeleted` makes the record a tombstone.
+_TOMBSTONES = ("BloomFilterMetadata", "ColumnStatsMetadata", "SecondaryIndexMetadata")
 SCHEMA = pa.schema([pa.field("key", pa.string(), False), pa.field("type", pa.int32(), False),
                     *(shape.field(name) for name, shape in PAYLOADS.items())])
 
@@ -195,7 +200,9 @@ def _keyed_rows(keys: pa.Array, values: pa.Array, where: str) -> pa.Table:
     records = [_decode(value, where) for value in distinct.to_pylist()]
     at = pc.index_in(values, value_set=distinct)
     payloads = {name: shape.array([r[name] for r in records]).take(at) for name, shape in PAYLOADS.items()}
-    return _rows(keys, pa.array([r["type"] for r in records], pa.int32()).take(at), payloads)
+    rows = _rows(keys, pa.array([r["type"] for r in records], pa.int32()).take(at), payloads)
+    deleted = [pc.fill_null(pc.struct_field(rows[name], "isDeleted"), False) for name in _TOMBSTONES]
+    return rows.filter(pc.invert(functools.reduce(pc.or_, deleted)))
 
 
 def _decode(value: bytes, where: str) -> dict[str, Any]:
