@@ -138,9 +138,10 @@ def _metadata_view(spark: SparkSession, call: exp.Anonymous) -> str:
 
 
 def _as_pyspark_takes(records: pa.Table) -> pa.Table:
-    """`records` as pyspark's Arrow conversion takes them: in one chunk (it loses the rows after an empty record
-    batch) and with every nested field nullable (it rebuilds nested columns as nullable, then refuses to cast them
-    back to a non-nullable field inside a null struct). Names, types and nesting stay; top-level flags too."""
+    """`records` as pyspark 4.3's Arrow conversion takes them: in one chunk (it dropped every row after the first
+    empty record batch) and with every nested field nullable (it rebuilds nested columns as nullable, then refuses to
+    cast them back to a non-nullable field inside a null struct). Names, types and nesting stay; top-level flags
+    too."""
     schema = pa.schema([pa.field(f.name, _nullable_inside(f.type), f.nullable) for f in records.schema])
     return records.cast(schema).combine_chunks()
 
