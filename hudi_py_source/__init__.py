@@ -20,9 +20,10 @@ tests/system/test_layers.py reads this picture and checks the code against it.
     table: table.hoodie_table table.mdt table.keyed_partition table.record_index table.column_stats
         + table.partition_stats table.bloom_filters table.fs_view table.file_listing table.table_version
         + table.index_definitions table.secondary_index table.decoded_files table.key_search
-        + timeline.service_plans
+        + table.metadata_snapshot timeline.service_plans
         a table loaded: properties, timeline, its files (listed from storage, or from the metadata table when
-        asked) and file-system view, the file groups pending services hold, the table version a write writes
+        asked) and file-system view, the file groups pending services hold, the table version a write writes,
+        the metadata table's records as one table
     timeline: timeline.* table.properties table.properties_v8 table.upgrade_properties table.partition_metadata
         the active and archived timeline, instants and their metadata; the table's own metadata files
     formats: io.* merge.* keygen table table.file_names table.file_group_id table.*_records

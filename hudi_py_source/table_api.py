@@ -29,6 +29,7 @@ from .table.file_names import write_token
 from .table.hoodie_table import HoodieTable
 from .table.index_definitions import index_definitions
 from .table.mdt import FILES_PARTITION, metadata_differences
+from .table.metadata_snapshot import metadata_snapshot
 from .table.partition_stats import PARTITION_STATS_PARTITION
 from .table.record_index import RECORD_INDEX_PARTITION
 from .timeline.archived import ArchivedTimeline
@@ -183,6 +184,12 @@ class Table:
         if BLOOM_FILTERS_PARTITION in table.props.metadata_partitions:
             found += bloom_filter_differences(table)
         return found + secondary_index_differences(table) + _expression_index_differences(table)
+
+    def metadata_records(self) -> pa.Table:
+        """Every record of the table's metadata table as its readers see it, in the columns Apache Hudi's SQL
+        `hudi_metadata('<table>')` shows (key, type, one column per record kind; see table/metadata_snapshot.py).
+        A table without a metadata table is an error naming hoodie.metadata.enable."""
+        return metadata_snapshot(self.hoodie_table())
 
     def create_secondary_index(self, name: str, column: str, options: dict[str, str] | None = None) -> None:
         """Build secondary index `name` of `column` (partition `secondary_index_<name>`) as Apache Hudi 1.2's

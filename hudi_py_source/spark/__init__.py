@@ -27,7 +27,7 @@ def register(spark: SparkSession) -> None:
 
 def sql(spark: SparkSession, text: str, *args: Any, **kwargs: Any) -> DataFrame:
     """Run a SQL statement: Hudi's statements on pyhudi tables (CREATE TABLE with columns, CTAS, INSERT with
-    PARTITION clauses, UPDATE, DELETE, MERGE INTO, time travel, hudi_table_changes, SHOW PARTITIONS, DROP, ALTER,
-    CALL) are answered by pyhudi (spark/statements/), everything else by Spark unchanged."""
+    PARTITION clauses, UPDATE, DELETE, MERGE INTO, time travel, hudi_table_changes, hudi_metadata, SHOW PARTITIONS,
+    DROP, ALTER, CALL) are answered by pyhudi (spark/statements/), everything else by Spark unchanged."""
     spark_sql = functools.partial(type(spark).sql, spark)
     return run(spark, text, spark_sql, *args, **kwargs)

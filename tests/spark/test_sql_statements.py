@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
+from pyspark.sql.types import StructType
 from support.oracles import hudi_rs_read, sorted_rows
+from support.spark_schema import apache_hudi_metadata_schema
 
-from hudi_py_source import HoodieConfigError, HoodieUnsupportedError, Table
+from hudi_py_source import HoodieConfigError, HoodieTableError, HoodieUnsupportedError, Table
 from hudi_py_source.spark import sql
 from hudi_py_source.spark.catalog import stored_table
 
@@ -337,3 +339,55 @@ def test_expression_indexes_through_sql(spark: SparkSession, run: dict[str, Any]
     spark.sql("DROP INDEX expr_index_idx_bloom_driver ON sqltest.expr")
     spark.sql("DROP INDEX idx_column_ts ON sqltest.expr")
     assert collect(spark, "SHOW INDEXES FROM sqltest.expr") == []
+
+
+DOCS_ROWS = ("(1695159649,'334e26e9-8355-45cc-97c6-c31daf0df330','rider-A','driver-K',19.10,'san_francisco'), "
+             "(1695091554,'e96c4396-3fad-413a-a942-4cb36106d721','rider-C','driver-M',27.70,'san_francisco'), "
+             "(1695516137,'e3cf430c-889d-4015-bc98-59bdce1e530c','rider-F','driver-P',34.15,'sao_paulo'), "
+             "(1695115999,'c8abbe79-8d89-47ea-b4ce-4d224bae5bfa','rider-J','driver-T',17.85,'chennai')")
+# Hudi's docs (sql_queries, "Query Indexes and Timeline"), verbatim.
+SECONDARY_KEYS = "SELECT key FROM hudi_metadata('hudi_indexed_table') WHERE type=7"
+COLUMN_RANGES = ("select ColumnStatsMetadata.columnName, ColumnStatsMetadata.minValue, ColumnStatsMetadata.maxValue "
+                 "from hudi_metadata('hudi_indexed_table') where type=3")
+TS_RANGES = ("select ColumnStatsMetadata.columnName, ColumnStatsMetadata.minValue.member6.value, "
+             "ColumnStatsMetadata.maxValue.member6.value from hudi_metadata('hudi_indexed_table') "
+             "where type=3 AND ColumnStatsMetadata.columnName='ts'")
+
+
+def test_hudi_metadata_as_the_docs_query_it(spark: SparkSession, run: dict[str, Any]) -> None:
+    """hudi_metadata('<table>') serves the metadata table's records (table/metadata_snapshot.py) to the docs'
+    queries: the secondary index's `value$key` keys, the column ranges as Spark's unions of wrappers (a BIGINT
+    column's in member2, so member6, the string wrapper, is null for `ts`), and through the table's path every record
+    in Apache Hudi's columns and types (pyspark takes nested fields as nullable only)."""
+    spark.sql("CREATE TABLE sqltest.hudi_indexed_table (ts BIGINT, uuid STRING, rider STRING, driver STRING, "
+              "fare DOUBLE, city STRING) USING pyhudi PARTITIONED BY (city) TBLPROPERTIES (primaryKey = 'uuid', "
+              "hoodie.write.table.version = '9', hoodie.metadata.index.column.stats.enable = 'true')")
+    spark.sql(f"INSERT INTO sqltest.hudi_indexed_table VALUES {DOCS_ROWS}")
+    spark.sql("CREATE INDEX record_index ON sqltest.hudi_indexed_table (uuid)")
+    spark.sql("CREATE INDEX idx_rider ON sqltest.hudi_indexed_table (rider)")
+    spark.catalog.setCurrentDatabase("sqltest")
+    try:
+        keys = sorted(r["key"] for r in sql(spark, SECONDARY_KEYS).collect())
+        ranges = [r.asDict(recursive=True) for r in sql(spark, COLUMN_RANGES).collect()]
+        ts = [tuple(r) for r in sql(spark, TS_RANGES).collect()]
+    finally:
+        spark.catalog.setCurrentDatabase("default")
+    assert keys == ["rider-A$334e26e9-8355-45cc-97c6-c31daf0df330", "rider-C$e96c4396-3fad-413a-a942-4cb36106d721",
+                    "rider-F$e3cf430c-889d-4015-bc98-59bdce1e530c", "rider-J$c8abbe79-8d89-47ea-b4ce-4d224bae5bfa"]
+    rider = [r for r in ranges if r["columnName"] == "rider"]
+    assert sorted((r["minValue"]["member6"]["value"], r["maxValue"]["member6"]["value"]) for r in rider) == [
+        ("rider-A", "rider-C"), ("rider-F", "rider-F"), ("rider-J", "rider-J")]
+    assert sorted(r["minValue"]["member2"]["value"] for r in ranges if r["columnName"] == "ts") == [
+        1695091554, 1695115999, 1695516137]
+    assert ts == [("ts", None, None)] * 3
+    path = run["base"] / "db" / "hudi_indexed_table"
+    by_path = sql(spark, f"SELECT * FROM hudi_metadata('{path}')")
+    apache = StructType.fromJson(apache_hudi_metadata_schema())
+    assert by_path.schema.simpleString() == apache.simpleString()
+    assert [f.nullable for f in by_path.schema.fields] == [f.nullable for f in apache.fields]
+    assert by_path.count() == Table(str(path)).metadata_records().num_rows
+
+
+def test_hudi_metadata_of_a_table_without_one_names_the_option(spark: SparkSession, run: dict[str, Any]) -> None:
+    with pytest.raises(HoodieTableError, match=r"table 'trips' at .* has no metadata table .*hoodie.metadata.enable"):
+        sql(spark, "SELECT key FROM hudi_metadata('sqltest.trips')")

@@ -2,8 +2,8 @@
 
 A statement goes to pyhudi when it creates a `USING pyhudi`/`USING hudi` table with a column list or AS SELECT,
 writes to (INSERT, UPDATE, DELETE, MERGE), drops, alters or lists the partitions of a pyhudi table, queries one
-with a time-travel clause or hudi_table_changes, or CALLs a Hudi procedure. Anything else, including a statement
-sqlglot cannot read, goes to Spark unchanged.
+with a time-travel clause, hudi_table_changes or hudi_metadata, or CALLs a Hudi procedure. Anything else,
+including a statement sqlglot cannot read, goes to Spark unchanged.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ _CANDIDATE = re.compile(r"^\s*(create|insert|update|delete|merge|drop|alter|trun
 # Statements sqlglot does not read: routed on their words, read by their handlers.
 _COMMANDS = ("call", "show", "create index", "drop index")
 _LEADING_COMMENTS = re.compile(r"^(\s*(--[^\n]*(\n|$)|/\*.*?\*/))*", re.DOTALL)
-_QUERY_MARKERS = re.compile(r"\bas\s+of\b|hudi_table_changes", re.IGNORECASE)
+_QUERY_MARKERS = re.compile(r"\bas\s+of\b|hudi_table_changes|hudi_metadata", re.IGNORECASE)
 
 
 def run(spark: SparkSession, text: str, spark_sql: Callable[..., DataFrame], *args: Any,
