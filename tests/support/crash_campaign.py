@@ -199,10 +199,14 @@ def crash_run(base: Path, work: Path, scenario: Scenario, table_type: str, savep
                       (after if committed else before), where)
 
 
-def crash_every_mutation(tmp_path: Path, scenario: Scenario, table_type: str) -> None:
-    """Run `scenario` crashing at each of its mutations in turn (see the module docstring)."""
+def crash_every_mutation(tmp_path: Path, scenario: Scenario, table_type: str,
+                         prepare: Callable[[Table], object] | None = None) -> None:
+    """Run `scenario` crashing at each of its mutations in turn (see the module docstring); `prepare` does what
+    the base table needs beyond its commits (an index)."""
     base = tmp_path / "base"
     savepoint = build_base(str(base), table_type)
+    if prepare is not None:
+        prepare(Table(str(base)))
     before = rows_of(Table(str(base)).read())
     clean_copy = tmp_path / "clean"
     shutil.copytree(base, clean_copy)
