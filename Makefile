@@ -10,7 +10,7 @@ export SPARK_CONF_DIR := $(CURDIR)/spark-conf
 # Spark's Python workers must run the venv's interpreter (pyarrow, pyhudi), not whatever python3 is on PATH.
 export PYSPARK_PYTHON := $(abspath $(VENV))/bin/python
 
-.PHONY: install java apache-hudi test test-fast demo lint bench bench-scale bench-compaction bench-long-run bench-spark-floor bench-metadata bench-record-index bench-sql kill-test
+.PHONY: install java apache-hudi test test-fast demo lint bench bench-scale bench-compaction bench-long-run bench-spark-floor bench-metadata bench-record-index bench-sql bench-expression-index kill-test
 
 install: $(VENV)/.installed
 
@@ -95,6 +95,10 @@ bench-record-index: $(VENV)/.installed
 # UPDATE / DELETE / MERGE INTO over 1M rows through SQL vs the DataFrame writes doing the same; bench/results/sql_dml.json.
 bench-sql: $(VENV)/.installed java
 	$(PYTHON) bench/sql_dml.py
+
+# An expression index's build and its upkeep in a 100k upsert into 1M rows; bench/results/expression_index.json.
+bench-expression-index: $(VENV)/.installed
+	$(PYTHON) bench/expression_index.py
 
 # 300 small commits with table services on and off (COW and MOR): time, files and bytes; bench/results/long_run.json.
 bench-long-run: $(VENV)/.installed

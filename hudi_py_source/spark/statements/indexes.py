@@ -141,6 +141,10 @@ def create(spark: SparkSession, index: IndexStatement, found: RegisteredTable, s
             feature="CREATE INDEX of several columns")
     if index.if_not_exists and user_index_partition(table, index.name) is not None:
         return sql("SELECT 1 WHERE false")
+    if "func" in index.options and "expr" not in index.options:
+        named = ", ".join(f"{'expr' if k == 'func' else k}='{v}'" for k, v in index.options.items())
+        raise HoodieConfigError(f"CREATE INDEX {index.name} ON {found.name}: Hudi 0.15's functional index option "
+                                f"`func` is `expr` since Hudi 1.0: write OPTIONS({named})")
     if index.index_type in (None, "secondary_index"):
         create_secondary_index(table.storage, index.name, index.columns[0], found.write_options)
     else:
