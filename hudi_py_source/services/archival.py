@@ -117,11 +117,9 @@ from ..write.metadata_writer import (
     is_metadata_table,
     refuse_unkept_metadata,
 )
-from .clean import cleaner_policy, earliest_commit_to_retain
+from .clean import cleaner_policy, earliest_commit_to_retain, metadata_cleaner_config
 
 log = logging.getLogger(__name__)
-METADATA_KEEP_MIN_COMMITS = 20  # Hudi's archival bounds for a metadata table's timeline
-METADATA_KEEP_MAX_COMMITS = 30
 
 _ARCHIVED_WRITES = (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)
 _COMPACTION_COUNTING = ("NUM_COMMITS", "NUM_AND_TIME")
@@ -230,7 +228,8 @@ def _metadata_bound(table: HoodieTable) -> str | None:
     return MetadataTableWriter(table.storage).archival_bound() if has_metadata_table(table.props) else None
 
 
-def _commits_to_archive(table: HoodieTable, cfg: HoodieConfig, low: int, high: int) -> list[Instant]:
+def _commits_to_archive(table: HoodieTable, cfg: HoodieConfig, low: int, high: int,
+                        before: str | None) -> list[Instant]:
     timeline = table.timeline
     done = [i for i in timeline.completed_commits() if i.action in _ARCHIVED_WRITES]
     if len(done) <= high:
@@ -239,7 +238,7 @@ def _commits_to_archive(table: HoodieTable, cfg: HoodieConfig, low: int, high: i
     clean = last_clean_retained(timeline)
     limits = [_oldest_commit_to_retain(timeline, done), _retained_for_compaction(table, cfg),
               _retained_for_clustering(timeline, done), clean[1] if clean else None,
-              _metadata_bound(table)]
+              _metadata_bound(table), before]
     if savepoints and not cfg.get(ARCHIVE_BEYOND_SAVEPOINT):
         limits.append(savepoints[0])
     bound = min((t for t in limits if t), default=None)
@@ -265,13 +264,15 @@ def _cleans_before(timeline: ActiveTimeline, commits: list[Instant]) -> list[Ins
     return [i for i in timeline.completed() if i.action in (CLEAN, ROLLBACK) and i.timestamp < last]
 
 
-def instants_to_archive(table: HoodieTable, cfg: HoodieConfig) -> list[Instant]:
-    """The completed instants the next archival moves, in timeline order."""
+def instants_to_archive(table: HoodieTable, cfg: HoodieConfig, before: str | None = None) -> list[Instant]:
+    """The completed instants the next archival moves, in timeline order; none from `before` on (a metadata
+    table's bound on the data timeline, see `_archive_metadata_table`)."""
     low, high = archival_bounds(table, cfg)
-    commits = _commits_to_archive(table, cfg, low, high)
+    commits = _commits_to_archive(table, cfg, low, high, before)
     if table.props.layout_version >= 2:
         return sorted(commits + _cleans_before(table.timeline, commits))
-    return sorted(_cleans_to_archive(table.timeline, low, high) + commits)
+    cleans = _cleans_to_archive(table.timeline, low, high)
+    return sorted([i for i in cleans if before is None or i.timestamp < before] + commits)
 
 
 # --- writing and deleting ----------------------------------------------------------------------
@@ -338,12 +339,13 @@ def _delete_leftovers(table: HoodieTable, archived: set[Key], where: str) -> lis
     return sorted({i.timestamp for i, _ in leftovers})
 
 
-def _choose(table: HoodieTable, cfg: HoodieConfig,
-            finished: list[str]) -> tuple[list[Instant], list[tuple[Instant, FileInfo]]]:
-    """The instants to archive and their timeline files, on the timeline as an interrupted run's cleanup left it."""
+def _choose(table: HoodieTable, cfg: HoodieConfig, finished: list[str],
+            before: str | None) -> tuple[list[Instant], list[tuple[Instant, FileInfo]]]:
+    """The instants to archive (none from `before` on) and their timeline files, on the timeline as an interrupted
+    run's cleanup left it."""
     if finished:
         table = table.reload()
-    chosen = instants_to_archive(table, cfg)
+    chosen = instants_to_archive(table, cfg, before)
     return chosen, state_files(table.timeline, {_key(i) for i in chosen})
 
 
@@ -423,12 +425,13 @@ def archive(storage: Storage, options: dict[str, Any] | HoodieConfig | None = No
     table = HoodieTable.load(storage)
     archived = _archive_into_lsm(table, cfg) if table.props.layout_version >= 2 else _archive_layout_1(table, cfg)
     if has_metadata_table(table.props):
-        _archive_metadata_table(storage, cfg)
+        _archive_metadata_table(table.reload() if archived else table, cfg)
     return archived
 
 
-def _archive_layout_1(table: HoodieTable, cfg: HoodieConfig) -> list[str]:
-    """Timeline layout 1 (table version 6): into `.hoodie/archived` files of Avro blocks (J6 0.14)."""
+def _archive_layout_1(table: HoodieTable, cfg: HoodieConfig, before: str | None = None) -> list[str]:
+    """Timeline layout 1 (table version 6): into `.hoodie/archived` files of Avro blocks (J6 0.14); nothing from
+    `before` on."""
     storage = table.storage
     folder = archive_folder(table.props.archive_folder)
     merge = cfg.get(ARCHIVE_MERGE_ENABLE)
@@ -436,7 +439,7 @@ def _archive_layout_1(table: HoodieTable, cfg: HoodieConfig) -> list[str]:
         _finish_last_merge(storage, folder)
     existing = list_archive_files(storage, folder)
     finished = _finish_interrupted(table, existing)
-    chosen, files = _choose(table, cfg, finished)
+    chosen, files = _choose(table, cfg, finished, before)
     if files:
         _delete_markers(storage, chosen)
         write_archive_file(storage, folder, files, cfg.get(ARCHIVAL_BATCH), table.props.timeline_timezone,
@@ -447,21 +450,50 @@ def _archive_layout_1(table: HoodieTable, cfg: HoodieConfig) -> list[str]:
     return sorted(set(finished) | {i.timestamp for i in chosen})
 
 
-def _archive_metadata_table(storage: Storage, cfg: HoodieConfig) -> None:
+def _archive_metadata_table(data: HoodieTable, cfg: HoodieConfig) -> None:
     """The metadata table's own timeline (in its layout: the LSM timeline, or archive files on version 6, as Hudi
-    0.x archives it), archived with Hudi's bounds for it (keep 20 to 30 commits) and never
-    past the deltacommits its latest compaction has not taken in (`_metadata_bound`); looked at only when it holds
-    more than 30 (a run interrupted before is finished by the next one that is due)."""
-    mdt_cfg = HoodieConfig({KEEP_MIN_COMMITS.key: METADATA_KEEP_MIN_COMMITS,
-                            KEEP_MAX_COMMITS.key: METADATA_KEEP_MAX_COMMITS,
-                            CLEANER_COMMITS_RETAINED.key: METADATA_KEEP_MIN_COMMITS - 1,
-                            COMPACT_MAX_DELTA_COMMITS.key: cfg.get(METADATA_COMPACT_MAX_DELTA_COMMITS)})
-    mdt = HoodieTable.load(metadata_storage(storage))
-    if len(mdt.timeline.completed_commits()) > METADATA_KEEP_MAX_COMMITS:
-        if mdt.props.layout_version >= 2:
-            _archive_into_lsm(mdt, mdt_cfg)
-        else:
-            _archive_layout_1(mdt, mdt_cfg)
+    0.x archives it), its commits and its cleans and rollbacks alike, with Hudi's bounds for it
+    (`metadata_archival_config`): never past the deltacommits its latest compaction has not taken in
+    (`_metadata_bound`) nor, as Hudi's archiver keeps a metadata table's instants, past the data timeline's first
+    commit or first pending instant (TimelineUtils.getEarliestInstantForMetadataArchival: a rollback of a data
+    instant still active needs its deltacommit). Looked at only when it holds more commits, cleans or rollbacks
+    than keep.max and an instant before that bound (a run interrupted before is finished by the next one that is
+    due)."""
+    mdt_cfg = metadata_archival_config(cfg)
+    mdt = HoodieTable.load(metadata_storage(data.storage))
+    before = _first_active_data_instant(data.timeline)
+    if not _archival_due(mdt.timeline, mdt_cfg.get(KEEP_MAX_COMMITS), before):
+        return
+    if mdt.props.layout_version >= 2:
+        _archive_into_lsm(mdt, mdt_cfg, before)
+    else:
+        _archive_layout_1(mdt, mdt_cfg, before)
+
+
+def metadata_archival_config(cfg: HoodieConfig) -> HoodieConfig:
+    """The archival options Hudi gives a metadata table (HoodieMetadataWriteUtils.createMetadataWriteConfig, 0.15 and
+    1.2): one more instant kept than the data table's keep.min and keep.max, and its cleaner's options, whose
+    retained commits widen those bounds as the data table's do (`archival_bounds`)."""
+    return HoodieConfig({**metadata_cleaner_config(cfg).as_dict(),
+                         KEEP_MIN_COMMITS.key: cfg.get(KEEP_MIN_COMMITS) + 1,
+                         KEEP_MAX_COMMITS.key: cfg.get(KEEP_MAX_COMMITS) + 1,
+                         COMPACT_MAX_DELTA_COMMITS.key: cfg.get(METADATA_COMPACT_MAX_DELTA_COMMITS)})
+
+
+def _archival_due(timeline: ActiveTimeline, high: int, before: str | None) -> bool:
+    """Whether archival may move anything (it reads the archive on every run): something active is older than
+    `before`, and commits, cleans or rollbacks number more than keep.max."""
+    done = timeline.completed()
+    if not done or (before is not None and done[0].timestamp >= before):
+        return False
+    counts = [len(timeline.completed_commits()), *(sum(1 for i in done if i.action == a) for a in (CLEAN, ROLLBACK))]
+    return max(counts) > high
+
+
+def _first_active_data_instant(data: ActiveTimeline) -> str | None:
+    """The data timeline's first commit (of any state) or first pending instant, whichever comes first."""
+    firsts = [instants[0].timestamp for instants in (data.commits_timeline(), data.pending()) if instants]
+    return min(firsts, default=None)
 
 
 def _delete_markers(storage: Storage, chosen: list[Instant]) -> None:
@@ -520,14 +552,15 @@ def _finish_interrupted_lsm(table: HoodieTable, folder: str) -> list[str]:
     return _delete_leftovers(table, archived, folder)
 
 
-def _archive_into_lsm(table: HoodieTable, cfg: HoodieConfig) -> list[str]:
+def _archive_into_lsm(table: HoodieTable, cfg: HoodieConfig, before: str | None = None) -> list[str]:
     """Publish the chosen instants in a new LSM snapshot, then delete their active files (requested and inflight
     first, completed oldest first), then compact and clean the LSM timeline. Until the snapshot is published the
-    active timeline is untouched; after it, a rerun finishes the deletions (`_finish_interrupted_lsm`)."""
+    active timeline is untouched; after it, a rerun finishes the deletions (`_finish_interrupted_lsm`). Nothing from
+    `before` on goes."""
     storage = table.storage
     folder = table_history_folder(table.props)
     finished = _finish_interrupted_lsm(table, folder)
-    chosen, files = _choose(table, cfg, finished)
+    chosen, files = _choose(table, cfg, finished, before)
     if files:
         _delete_markers(storage, chosen)
         write_archived_instants(storage, folder, lsm_instants(storage, files))

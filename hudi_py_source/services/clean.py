@@ -20,13 +20,19 @@ Planning lists only the partitions written since the previous clean's earliest r
 partitioned table records the savepoints it honoured (`extraMetadata.savepointed_timestamps`, comma separated,
 as Hudi 1.x CleanPlanner does) and the next incremental clean also lists the partitions of the commits whose
 savepoint was deleted since: the files those savepoints kept may be cleaned now.
+
+The metadata table is cleaned by this same cleaner, as Hudi cleans it (`clean_metadata_table`): when a write starts,
+with options derived from the data table's, at the instant time Hudi gives it, so its timeline holds the same clean
+instants Apache Hudi writes there.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import posixpath
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -47,6 +53,7 @@ from ..table.file_group_id import FileGroupId
 from ..table.file_names import is_data_file
 from ..table.fs_view import FileGroup, FileSlice, FileSystemView
 from ..table.hoodie_table import HoodieTable
+from ..table.mdt import metadata_storage
 from ..timeline import avro_models
 from ..timeline.instant import (
     CLEAN,
@@ -62,6 +69,8 @@ from ..write.metadata_writer import (
     change_of_clean,
     has_metadata_table,
     keyed_changes_of_clean,
+    metadata_clean_time,
+    metadata_clean_waits,
     refuse_unkept_metadata,
 )
 from .savepoint import savepoint_instants, savepointed_files
@@ -75,7 +84,8 @@ KEEP_LATEST_BY_HOURS = "KEEP_LATEST_BY_HOURS"
 PLAN_VERSION = 2
 METADATA_VERSION = 2
 _DELETE_THREADS = 8
-
+METADATA_MIN_COMMITS_RETAINED = 20
+METADATA_RETENTION_FACTOR = 1.2
 
 
 @dataclass(frozen=True)
@@ -427,8 +437,17 @@ def clean(storage: Storage, options: dict[str, Any] | None = None, now: datetime
     """Finish pending cleans, then plan and run a new one when due; the instant of the last clean run here,
     None when there was nothing to do. `now` (for KEEP_LATEST_BY_HOURS) defaults to the wall clock."""
     refuse_unkept_metadata(storage, "a clean")
-    cfg = HoodieConfig(options or {})
-    table = HoodieTable.load(storage)
+    return clean_table(HoodieTable.load(storage), HoodieConfig(options or {}), _new_instant_time, now)
+
+
+def _new_instant_time(table: HoodieTable) -> str:
+    return table.timeline.new_instant_time(table.props.timeline_timezone)
+
+
+def clean_table(table: HoodieTable, cfg: HoodieConfig, instant_time: Callable[[HoodieTable], str],
+                now: datetime | None = None) -> str | None:
+    """`clean` of a loaded table, the new clean at `instant_time(table)` (asked only when there is one to run):
+    the data table takes a new instant time, its metadata table the time Hudi gives it."""
     finished = finish_pending_cleans(table)
     if finished:
         table = table.reload()
@@ -438,10 +457,43 @@ def clean(storage: Storage, options: dict[str, Any] | None = None, now: datetime
     if plan is None:
         return finished[-1] if finished else None
     timeline = table.timeline
-    instant_time = timeline.new_instant_time(table.props.timeline_timezone)
-    requested = timeline.create_requested(instant_time, CLEAN,
+    requested = timeline.create_requested(instant_time(table), CLEAN,
                                           avro_models.serialize(PLAN, plan, timeline.layout_version))
     return _execute(table, requested, plan)
+
+
+def metadata_cleaner_config(cfg: HoodieConfig) -> HoodieConfig:
+    """The cleaner options Hudi gives a data table's metadata table (HoodieMetadataWriteUtils
+    .createMetadataWriteConfig, 0.15 and 1.2): the data table's policy retaining a fifth more, at least 20 commits
+    under KEEP_LATEST_COMMITS, so the metadata table's slices outlive the data file versions they list; the data
+    table's clean trigger; incremental planning (Hudi's default: the data table's choice is not passed on)."""
+    policy = cleaner_policy(cfg)
+    return HoodieConfig({
+        CLEANER_POLICY.key: policy.name,
+        CLEANER_COMMITS_RETAINED.key: max(METADATA_MIN_COMMITS_RETAINED,
+                                          int(policy.commits_retained * METADATA_RETENTION_FACTOR)),
+        CLEANER_FILE_VERSIONS_RETAINED.key: math.ceil(policy.versions_retained * METADATA_RETENTION_FACTOR),
+        CLEANER_HOURS_RETAINED.key: math.ceil(policy.hours_retained * METADATA_RETENTION_FACTOR),
+        CLEAN_MAX_COMMITS.key: cfg.get(CLEAN_MAX_COMMITS),
+    })
+
+
+def clean_metadata_table(data: HoodieTable, cfg: HoodieConfig) -> str | None:
+    """Clean the metadata table of `data` (written with options `cfg`) as Hudi does when a write starts
+    (HoodieBackedTableMetadataWriter.performTableServices, before it compacts the metadata table): a clean instant on
+    the metadata timeline, planned and run by this cleaner with `metadata_cleaner_config`, at `metadata_clean_time`,
+    unless `metadata_clean_waits`. A clean a crash interrupted is finished first, whatever the wait: its plan was
+    due, and the metadata table's compaction waits for it. The instant of the last clean run, None for none."""
+    if not has_metadata_table(data.props):
+        return None
+    mdt = HoodieTable.load(metadata_storage(data.storage))
+    finished = finish_pending_cleans(mdt)
+    if finished:
+        mdt = mdt.reload()
+    if metadata_clean_waits(mdt.timeline):
+        return finished[-1] if finished else None
+    done = clean_table(mdt, metadata_cleaner_config(cfg), lambda t: metadata_clean_time(t, data.timeline))
+    return done or (finished[-1] if finished else None)
 
 
 def clean_inline(storage: Storage, cfg: HoodieConfig) -> str | None:

@@ -45,6 +45,7 @@ from ..errors import HoodieConfigError, HoodieTableError
 from ..io.avro_schema import arrow_to_avro, create_schema_json, stored_schema, to_json
 from ..keygen import KeyGenerator, key_generator
 from ..merge.payload import DEFAULT_PAYLOAD
+from ..services.clean import clean_metadata_table
 from ..services.upgrade import upgrade_table
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable, ensure_not_foreign, table_exists
@@ -309,8 +310,9 @@ def create_table(storage: Storage, options: dict[str, Any], schema: pa.Schema) -
 
 def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schema,
                 mode: str = "append") -> WriteJob | None:
-    """Driver side before any task: validate, create or load the table, roll back failed writes,
-    and open a new instant. Returns None when the save mode (see save_mode.py) says to write nothing."""
+    """Driver side before any task: validate, create or load the table, roll back failed writes, open a new instant,
+    and clean the metadata table when due (where Hudi's write client runs the metadata table's services, once the
+    write's instant exists). Returns None when the save mode (see save_mode.py) says to write nothing."""
     data_schema = _without_delete_flags(data_schema)
     exists = table_exists(storage)
     how = write_mode(mode, exists, storage.base_url)
@@ -356,6 +358,7 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
                    last.timestamp if last else None, table.props.table_type, table,
                    cdc_mode=table.props.cdc_logging_mode if table.props.cdc_enabled else None)
     job.instant_time = _open_instant(table, job)
+    clean_metadata_table(table, cfg)
     return job
 
 

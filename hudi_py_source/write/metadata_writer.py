@@ -22,7 +22,9 @@ Each deltacommit writes one log file holding one HFILE_DATA_BLOCK, so rolling on
 table versions 8 and 9 named after its instant (`.files-0000-0_<T>.log.1_0-0-0`), on version 6 the next version of
 the latest slice's log (`.files-0000-0_<base instant>.log.<n>_0-0-0`, as Hudi 0.x writes where it cannot append).
 After `hoodie.metadata.compact.max.delta.commits` deltacommits the file group is compacted into a new base HFile
-(the merged listing), when no other data instant is pending, and slices older than the one before it are cleaned.
+(the merged listing), when no other data instant is pending. Old slices go by clean instants on the metadata
+timeline, as Hudi cleans it when a write starts (`metadata_clean_waits`, `metadata_clean_time`; the clean itself is
+the data table's cleaner, services/clean.py `clean_metadata_table`).
 
 The metadata table is created (`initialize`) with the `files` partition listed from storage: every data file of
 a completed instant, in one deltacommit `00000000000000000` (`00000000000000010` on version 6, whose metadata
@@ -41,7 +43,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,6 +118,8 @@ FILE_GROUP = "files-0000-0"
 INIT_INSTANT = "00000000000000000"  # Hudi 1.x; Hudi 0.14/0.15 (table version 6) initialize at ...010
 INIT_INSTANT_V6 = "00000000000000010"
 COMPACTION_SUFFIX_V6 = "001"  # Hudi 0.x compacts the metadata table at its latest deltacommit's time + 001
+CLEAN_SUFFIX_V6 = "002"  # and cleans it at that time + 002
+CLEAN_AFTER_COMPACTION = 3  # instants completed after the latest compaction before Hudi cleans the metadata table
 WRITE_TOKEN = "0-0-0"
 DEFAULT_MAX_DELTA_COMMITS = 10
 UPSERT_PREPPED = "UPSERT_PREPPED"
@@ -515,11 +519,8 @@ class MetadataTableWriter:
             compaction_time = data_timeline.new_instant_time(mdt.props.timeline_timezone)
         else:
             compaction_time = since[-1].timestamp + COMPACTION_SUFFIX_V6
-        partitions = _compacted_partitions(mdt, secondary)
-        _compact(mdt, compaction_time, partitions)
-        mdt = mdt.reload()
-        _clean_old_slices(mdt, partitions)
-        return mdt
+        _compact(mdt, compaction_time, _compacted_partitions(mdt, secondary))
+        return mdt.reload()
 
 
 def is_metadata_table(props: TableProperties) -> bool:
@@ -538,6 +539,29 @@ def compacted_before(timeline: ActiveTimeline) -> str:
     later = [i.timestamp for i in timeline.completed() if i.action == DELTA_COMMIT
              and timeline.completion_time(i) > compaction.timestamp]
     return min([compaction.timestamp, *later])
+
+
+def metadata_clean_waits(timeline: ActiveTimeline) -> bool:
+    """Whether the metadata table's clean waits, as Hudi's (HoodieBackedTableMetadataWriter.cleanIfNecessary): until
+    its first deltacommit completed, and after a compaction until three more instants completed, so that a reader
+    that opened the previous slice's files before the compaction completed finishes reading them."""
+    if not any(i.action == DELTA_COMMIT for i in timeline.completed()):
+        return True
+    compaction = _latest_compaction(timeline)
+    if compaction is None:
+        return False
+    later = [i for i in timeline.completed() if i.timestamp > compaction.timestamp]
+    return len(later) < CLEAN_AFTER_COMPACTION
+
+
+def metadata_clean_time(mdt: HoodieTable, data_timeline: ActiveTimeline) -> str:
+    """The instant time Hudi gives the metadata table's clean: on version 6 its latest deltacommit's time + 002 (Hudi
+    0.x, and 1.x's version 6 writer); on 8 and 9 a new instant time, from the data table's clock as the compactions'
+    are: after the data table's instants, the starting write's own included."""
+    if mdt.props.version >= 8:
+        return data_timeline.new_instant_time(mdt.props.timeline_timezone)
+    latest = [i for i in mdt.timeline.completed() if i.action == DELTA_COMMIT][-1]
+    return latest.timestamp + CLEAN_SUFFIX_V6
 
 
 def _metadata_properties(data: TableProperties) -> TableProperties:
@@ -746,20 +770,3 @@ def _compact(mdt: HoodieTable, instant_time: str, partitions: list[str]) -> None
     metadata = CommitMetadata(by_partition, True, {"schema": WRITE_SCHEMA_JSON}, "COMPACT", None)
     timeline.complete(inflight, metadata.to_bytes(timeline.layout_version))
     LOG.info("compacted the metadata table at %s (%d file groups)", instant_time, len(work))
-
-
-def _clean_old_slices(mdt: HoodieTable, partitions: list[str]) -> None:
-    """Delete the file slices of `partitions` before the previous one: a reader that listed the table just before
-    the latest compaction still finds every file it is about to read."""
-    view = mdt.fs_view()
-    for partition in partitions:
-        for group in view.file_groups(partition):
-            for old in group.slices[:-2]:
-                for path in _slice_paths(old):
-                    mdt.storage.delete(path)
-
-
-def _slice_paths(file_slice: Any) -> Iterable[str]:
-    if file_slice.base_file is not None:
-        yield file_slice.base_file.path
-    yield from (log.path for log in file_slice.log_files)

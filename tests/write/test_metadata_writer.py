@@ -1,9 +1,10 @@
 """pyhudi keeps the metadata table's `files` partition in step with every action on version 8 and 9 tables.
 
 After each write and table service (inline compaction, clustering, clean, archival; the metadata table's own
-compaction every third deltacommit) the metadata table lists exactly the committed files storage holds
-(`Table.validate_metadata()`), the file-system view built from it equals the one built from storage, and hudi-rs,
-which lists v8/v9 tables through it, reads exactly the model's rows, as pyhudi does with and without it.
+compaction every third deltacommit, its cleans (test_metadata_clean.py) and archival) the metadata table lists
+exactly the committed files storage holds (`Table.validate_metadata()`), the file-system view built from it equals
+the one built from storage, and hudi-rs, which lists v8/v9 tables through it, reads exactly the model's rows, as
+pyhudi does with and without it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from hudi_py_source import HoodieTableError, Table
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.hoodie_table import HoodieTable
 from hudi_py_source.table.properties import TableProperties
-from hudi_py_source.timeline.instant import COMMIT, DELTA_COMMIT
+from hudi_py_source.timeline.instant import CLEAN, COMMIT, DELTA_COMMIT
+from hudi_py_source.timeline.lsm_timeline import read_archived_keys, table_history_folder
 
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
 METADATA = {"hoodie.metadata.enable": "true", "hoodie.metadata.compact.max.delta.commits": "3"}
@@ -215,14 +217,16 @@ def test_metadata_rows_of_a_nonpartitioned_table(tmp_path: Path) -> None:
     assert sorted(hudi_rs_read(path).column("id").to_pylist()) == ["a", "b", "c"]
 
 
-@pytest.mark.parametrize("version", [6, 9])
-def test_the_metadata_timeline_is_archived_too(tmp_path: Path, version: int) -> None:
-    """Forty upserts: the data timeline archives beyond keep.max (30), and so does the metadata table's (Hudi's
-    20 to 30; into the LSM timeline on version 9, into `.hoodie/archived` files on version 6 as Hudi 0.x does),
-    each stopping where the metadata table's latest compaction stops; the table stays in step."""
+@pytest.mark.parametrize(("version", "writes"), [(6, 40), (9, 60)])
+def test_the_metadata_timeline_is_archived_too(tmp_path: Path, version: int, writes: int) -> None:
+    """Forty (sixty) upserts: the data timeline archives beyond keep.max (30), and so does the metadata table's (into
+    the LSM timeline on version 9, into `.hoodie/archived` files on version 6 as Hudi 0.x does) with Hudi's bounds for
+    it: its commits up to the data timeline's first active commit, never past its latest compaction; its cleans on
+    version 9 with the commits after them (sixty upserts take the first ones there), on version 6 only beyond keep.max
+    (31) of them (test_metadata_clean.py). The table stays in step."""
     path = str(tmp_path / "t")
     model: dict[str, int] = {}
-    for n in range(40):
+    for n in range(writes):
         ids = [n % 7, 100 + n]
         Table(path).write(rows(ids, n + 1), {**options("upsert", version), **METADATA})
         apply_write(model, "upsert", ids, n + 1, {})
@@ -230,14 +234,20 @@ def test_the_metadata_timeline_is_archived_too(tmp_path: Path, version: int) -> 
     archived = (lambda f: f.name.endswith(".parquet")) if version >= 8 else (lambda f: ".commits_.archive." in f.name)
     mdt = HoodieTable.load(Storage(path).within(".hoodie/metadata"))
     assert [f for f in mdt.storage.list(history) if archived(f)]
-    assert len(mdt.timeline.completed_commits()) <= 30
     compaction = [i for i in mdt.timeline.completed() if i.action == COMMIT][-1]
     data = HoodieTable.load(Storage(path)).timeline
     assert [f for f in Storage(path).list(history) if archived(f)]
     assert len(data.completed_commits()) <= 30
-    assert data.completed_commits()[0].timestamp < compaction.timestamp
-    assert mdt.timeline.completed_commits()[0].timestamp < compaction.timestamp
-    assert_in_step(path, model, "after forty upserts")
+    first = data.completed_commits()[0].timestamp
+    assert first < compaction.timestamp
+    assert mdt.timeline.completed_commits()[0].timestamp == first
+    active = [i.timestamp for i in mdt.timeline.completed() if i.action == CLEAN]
+    if version >= 8:
+        gone = {t for t, action in read_archived_keys(mdt.storage, table_history_folder(mdt.props)) if action == CLEAN}
+        assert gone and max(gone) < mdt.timeline.completed_commits()[0].timestamp and not gone & set(active)
+    else:
+        assert active and len(active) <= 31
+    assert_in_step(path, model, f"after {writes} upserts")
 
 
 def test_on_local_disk_and_s3(table_path: tuple[str, dict[str, Any]]) -> None:
