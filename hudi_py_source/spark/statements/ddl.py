@@ -130,7 +130,8 @@ def _partitions_last(schema: T.StructType, partitions: list[str]) -> T.StructTyp
 def hudi_options(spark: SparkSession, table: exp.Table, declared: dict[str, str],
                  partitions: list[str]) -> dict[str, str]:
     """A SQL table's Hudi options: its declared ones in Hudi's names, its name and database, hive-style partition
-    folders (as Hudi's SQL writes them) and event-time ordering when it names an ordering field."""
+    folders (as Hudi's SQL writes them) and event-time ordering when it names an ordering field and neither a
+    payload class nor a merge mode (which decide the merge)."""
     options = {k: str(v) for k, v in table_options(declared).items()}
     ordering = declared.get("orderingFields") or declared.get("orderingfields")
     if ordering:
@@ -141,7 +142,7 @@ def hudi_options(spark: SparkSession, table: exp.Table, declared: dict[str, str]
     options.setdefault(HIVE_STYLE_PARTITIONING.key, "true")
     if partitions:
         options[PARTITIONPATH_FIELD.key] = ",".join(partitions)
-    if PRECOMBINE_FIELD.key in options:
+    if PRECOMBINE_FIELD.key in options and not {PAYLOAD_CLASS.key, WRITE_MERGE_MODE.key} & options.keys():
         cfg = HoodieConfig(options)
         if version_to_write(cfg, None) >= 8:
             options.setdefault(WRITE_MERGE_MODE.key, "EVENT_TIME_ORDERING")
