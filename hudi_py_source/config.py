@@ -177,11 +177,9 @@ AUTO_UPGRADE = define(
 WRITE_MERGE_MODE = define(
     "hoodie.write.record.merge.mode", None, str,
     "How two versions of a record merge, recorded by version 8 and 9 tables: EVENT_TIME_ORDERING keeps the greater "
-    "ordering value, COMMIT_TIME_ORDERING the later write; unset, the payload class or the ordering field decides.",
+    "ordering value, COMMIT_TIME_ORDERING the later write, CUSTOM the payload class's merge (pyhudi runs "
+    "PartialUpdateAvroPayload's only); unset, the payload class or the ordering field decides.",
     choices=("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING", "CUSTOM"),
-    supported=("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"),
-    unsupported="pyhudi merges records by event time (DefaultHoodieRecordPayload) or commit time "
-                "(OverwriteWithLatestAvroPayload); it runs no custom merger",
     alternatives=("hoodie.record.merge.mode",))
 OPERATION = define(
     "hoodie.datasource.write.operation", "upsert", str, "Write operation.",
@@ -289,8 +287,10 @@ PAYLOAD_CLASS = define(
     "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload", str,
     "Payload class that merges versions of a record; Hudi takes any class implementing its payload interface.",
     supported=("org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
-               "org.apache.hudi.common.model.DefaultHoodieRecordPayload"),
-    unsupported="pyhudi merges records as OverwriteWithLatestAvroPayload or DefaultHoodieRecordPayload does",
+               "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
+               "org.apache.hudi.common.model.PartialUpdateAvroPayload"),
+    unsupported="pyhudi merges records as OverwriteWithLatestAvroPayload, DefaultHoodieRecordPayload or "
+                "PartialUpdateAvroPayload does",
 )
 PARTITIONS_TO_DELETE = define("hoodie.datasource.write.partitions.to.delete", None, str,
                               "Comma-separated partition paths removed by delete_partition.")
@@ -381,7 +381,8 @@ MERGE_MAX_MEMORY = define("hoodie.memory.merge.max.size", 1073741824, int,
 SPILLABLE_MAP_PATH = define("hoodie.memory.spillable.map.path", "/tmp/", str,
                             "Folder where the merge spills incoming records beyond its memory bound.")
 PAYLOAD_ORDERING_FIELD = define("hoodie.payload.ordering.field", "ts", str,
-                                "Ordering field of DefaultHoodieRecordPayload against stored records.")
+                                "Ordering field of DefaultHoodieRecordPayload and PartialUpdateAvroPayload against "
+                                "stored records.")
 RECORD_SIZE_ESTIMATION_THRESHOLD = define("hoodie.record.size.estimation.threshold", 1.0, float,
                                           "Commits whose bytes written exceed threshold × small file limit "
                                           "are used to estimate the record size.", validate=_non_negative)

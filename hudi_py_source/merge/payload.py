@@ -20,6 +20,10 @@ Rules, as read in Hudi 0.14.1 (release commit 5b0d67bc79):
   non-boolean field is not a delete). A delete removes the stored record when the incoming record wins, and an
   unmatched delete is not inserted.
 
+* PartialUpdateAvroPayload (and what table version 9 makes of it, EVENT_TIME_PARTIAL): `merge.partial` says how
+  two versions combine; here a batch folds its duplicates through it, one occurrence of every key at a time, and
+  merge_with_stored combines each matched pair through it.
+
 Keys: the caller's key column decides what "one record" is; for a non-global index it should combine record key
 and partition path, as Hudi dedupes by ``HoodieKey`` there.
 """
@@ -33,14 +37,22 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_py_source.errors import HoodieConfigError, HoodieKeyError, HoodieSchemaError
+from hudi_py_source.io.base_file import META_COLUMNS
+from hudi_py_source.merge.partial import PartialRule, Step, Versions, combine
 
 OVERWRITE_WITH_LATEST = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
 DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+PARTIAL_UPDATE = "org.apache.hudi.common.model.PartialUpdateAvroPayload"
+# Table version 9 records no payload class for PartialUpdateAvroPayload: it merges such a table by event time with
+# partial update mode IGNORE_DEFAULTS, whose merger differs from the payload (merge.partial). pyhudi names every
+# way of merging by the payload class that behaves so; this one has no class, so it gets a name of its own.
+EVENT_TIME_PARTIAL = "EVENT_TIME_ORDERING+IGNORE_DEFAULTS"
+PARTIAL_RULES = {PARTIAL_UPDATE: PartialRule.PAYLOAD, EVENT_TIME_PARTIAL: PartialRule.EVENT_TIME}
 IS_DELETED = "_hoodie_is_deleted"
 
 PAYLOAD_CLASS_KEY = "hoodie.datasource.write.payload.class"
 PRECOMBINE_FIELD_KEY = "hoodie.datasource.write.precombine.field"
-_PAYLOADS = (OVERWRITE_WITH_LATEST, DEFAULT_PAYLOAD)
+_PAYLOADS = (OVERWRITE_WITH_LATEST, DEFAULT_PAYLOAD, *PARTIAL_RULES)
 
 
 @dataclass(frozen=True)
@@ -62,13 +74,34 @@ class MergeResult:
     unchanged_count: int
 
 
-def dedupe(batch: pa.Table, key_column: str, ordering_field: str | None, payload_class: str) -> pa.Table:
-    """One row per key: greatest ordering value, ties to the later row; survivors stay in input order."""
+@dataclass(frozen=True)
+class _Replacements:
+    """Per matched pair: whether a delete removes the stored row, whether a new row replaces it; the new rows."""
+
+    deletes: np.ndarray
+    takes: np.ndarray
+    rows: pa.Table
+
+
+def payload_rules(payload_class: str, table_version: int) -> str:
+    """The rules records of `payload_class` combine by in a table of `table_version`: the class's own, except that
+    version 9 merges PartialUpdateAvroPayload's records by EVENT_TIME_PARTIAL."""
+    return EVENT_TIME_PARTIAL if payload_class == PARTIAL_UPDATE and table_version >= 9 else payload_class
+
+
+def dedupe(batch: pa.Table, key_column: str, ordering_field: str | None, payload_class: str,
+           name_column: str | None = None) -> pa.Table:
+    """One row per key: greatest ordering value, ties to the later row; survivors stay in input order. Partial
+    updates fold a key's rows into one instead (fold_versions). Errors name a record by `name_column` (default: the
+    key column; a writer's combining key also holds the partition path)."""
     _check_payload(payload_class)
     keys = _keys(batch, key_column)
-    ordering = None if ordering_field is None else _ordering(batch, ordering_field, keys, require_non_null=True)
+    names = keys if name_column is None else batch.column(name_column).combine_chunks()
+    ordering = None if ordering_field is None else _ordering(batch, ordering_field, names, require_non_null=True)
     if batch.num_rows < 2:
         return batch
+    if payload_class in PARTIAL_RULES:
+        return fold_versions(batch, keys, ordering_field, PARTIAL_RULES[payload_class])
     codes = pc.dictionary_encode(keys).indices
     position = pa.array(np.arange(batch.num_rows, dtype=np.int64))
     columns = {"k": codes, "p": position}
@@ -84,6 +117,32 @@ def dedupe(batch: pa.Table, key_column: str, ordering_field: str | None, payload
     return batch.take(survivors)
 
 
+def fold_versions(batch: pa.Table, keys: pa.Array, ordering_field: str | None, rule: PartialRule) -> pa.Table:
+    """Each key's rows folded into one in input order, as Hudi's reduceByKey folds preCombine: round k combines the
+    state of every key that has a k-th row with that row, a kernel per column for all those keys at once. Keys
+    with more rows come first, so the keys still folding are a prefix of the state. A key's row lands where its
+    first row was."""
+    codes = pc.dictionary_encode(keys).indices.to_numpy(zero_copy_only=False)
+    order = np.argsort(codes, kind="stable")
+    grouped = codes[order]
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    counts = np.diff(np.r_[starts, len(order)])
+    by_count = np.argsort(-counts, kind="stable")
+    starts, counts = starts[by_count], counts[by_count]
+    state = batch.take(order[starts])
+    done: list[pa.Table] = []
+    for k in range(1, int(counts[0])):
+        live = int(np.count_nonzero(counts > k))
+        done.append(state.slice(live))
+        newer = batch.take(order[starts[:live] + k])
+        older = state.slice(0, live)
+        pairs = Versions(older, newer, _older_wins(older, newer, ordering_field), soft_delete_mask(older),
+                         soft_delete_mask(newer))
+        state = combine(pairs, rule, Step.COMBINE).rows
+    folded = pa.concat_tables([state, *reversed(done)])
+    return folded.take(np.argsort(order[starts], kind="stable"))
+
+
 def merge_with_stored(stored: pa.Table, incoming: pa.Table, key_column: str, ordering_field: str | None,
                       payload_class: str) -> MergeResult:
     """Merge deduped incoming rows into stored rows; incoming keys absent from ``stored`` are ignored."""
@@ -94,16 +153,35 @@ def merge_with_stored(stored: pa.Table, incoming: pa.Table, key_column: str, ord
     matched = pc.is_valid(position).to_numpy(zero_copy_only=False)
     stored_idx = np.flatnonzero(matched)
     incoming_idx = position.filter(pa.array(matched)).to_numpy().astype(np.int64)
-    wins = _incoming_wins(stored, incoming, stored_idx, incoming_idx, incoming_keys, ordering_field,
-                          payload_class)
-    deletes = wins & soft_delete_mask(incoming)[incoming_idx]
+    by_ordering = None if payload_class == OVERWRITE_WITH_LATEST else ordering_field
+    wins = _incoming_wins(stored, incoming, stored_idx, incoming_idx, incoming_keys, by_ordering)
+    schema = _merged_schema(incoming.schema, stored.schema)
+    rule = PARTIAL_RULES.get(payload_class)
+    if rule is None:
+        replaced = _replaced_whole(incoming.take(incoming_idx), wins, schema)
+    else:
+        older, newer = _conform(stored.take(stored_idx), schema), _conform(incoming.take(incoming_idx), schema)
+        pairs = Versions(older, newer, ~wins, soft_delete_mask(older), soft_delete_mask(newer))
+        replaced = _partial_replacements(pairs, rule, incoming.column_names)
+    return _merge_result(stored, stored_keys, stored_idx, replaced, schema)
+
+
+def _replaced_whole(matched: pa.Table, wins: np.ndarray, schema: pa.Schema) -> _Replacements:
+    """A winning incoming record replaces the stored one whole; a winning soft delete removes it."""
+    deletes = wins & soft_delete_mask(matched)
     takes = wins & ~deletes
+    return _Replacements(deletes, takes, _conform(matched.filter(pa.array(takes)), schema))
+
+
+def _merge_result(stored: pa.Table, stored_keys: pa.Array, stored_idx: np.ndarray, replaced: _Replacements,
+                  schema: pa.Schema) -> MergeResult:
+    """The stored rows in their order, each replaced, removed or kept as `replaced` says."""
+    deletes, takes = replaced.deletes, replaced.takes
     keep = np.ones(stored.num_rows, dtype=bool)
     keep[stored_idx[deletes]] = False
     source = np.arange(stored.num_rows, dtype=np.int64)
     source[stored_idx[takes]] = stored.num_rows + np.arange(int(takes.sum()), dtype=np.int64)
-    schema = _merged_schema(incoming.schema, stored.schema)
-    both = pa.concat_tables([_conform(stored, schema), _conform(incoming.take(incoming_idx[takes]), schema)])
+    both = pa.concat_tables([_conform(stored, schema), replaced.rows])
     kept_source = source[keep]
     from_incoming = kept_source >= stored.num_rows
     return MergeResult(
@@ -114,6 +192,26 @@ def merge_with_stored(stored: pa.Table, incoming: pa.Table, key_column: str, ord
         updated_count=int(takes.sum()),
         unchanged_count=int(len(kept_source) - from_incoming.sum()),
     )
+
+
+def _partial_replacements(pairs: Versions, rule: PartialRule, incoming_fields: list[str]) -> _Replacements:
+    """Matched pairs (stored older) combined by partial updates: what deletes, what changes."""
+    combined = combine(pairs, rule, Step.MERGE, META_COLUMNS, incoming_fields)
+    return _Replacements(combined.removed, combined.changed, combined.rows.filter(pa.array(combined.changed)))
+
+
+def _older_wins(older: pa.Table, newer: pa.Table, ordering_field: str | None) -> np.ndarray:
+    """Where the older row's ordering value is the greater; nowhere without an ordering field."""
+    if ordering_field is None:
+        return np.zeros(older.num_rows, dtype=bool)
+    first, second = field_values(older, ordering_field), field_values(newer, ordering_field)
+    try:
+        greater = pc.greater(first, second)
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowInvalid) as exc:
+        raise HoodieSchemaError(f"{PRECOMBINE_FIELD_KEY}={ordering_field!r}: values of type {first.type} and "
+                                f"{second.type} cannot be compared") from exc
+    wins: np.ndarray = pc.fill_null(greater, False).to_numpy(zero_copy_only=False)
+    return wins
 
 
 def drop_soft_deletes(incoming: pa.Table) -> pa.Table:
@@ -132,10 +230,11 @@ def soft_delete_mask(table: pa.Table) -> np.ndarray:
 
 
 def _incoming_wins(stored: pa.Table, incoming: pa.Table, stored_idx: np.ndarray, incoming_idx: np.ndarray,
-                   incoming_keys: pa.Array, ordering_field: str | None, payload_class: str) -> np.ndarray:
-    """Per matched pair, whether the incoming record replaces the stored one."""
+                   incoming_keys: pa.Array, ordering_field: str | None) -> np.ndarray:
+    """Per matched pair, whether the incoming record wins: everywhere without an ordering field to go by, else
+    unless the stored record's ordering value is greater."""
     wins = np.ones(len(stored_idx), dtype=bool)
-    if payload_class == OVERWRITE_WITH_LATEST or ordering_field is None or not len(stored_idx):
+    if ordering_field is None or not len(stored_idx):
         return wins
     incoming_order = _ordering(incoming, ordering_field, incoming_keys, require_non_null=True)
     stored_order = _stored_ordering(stored, ordering_field)

@@ -32,6 +32,11 @@ How records combine, per record key (J6 HoodieMergedLogRecordScanner, the payloa
   winning `_hoodie_is_deleted=true` record removes it). Log records of keys absent from the base file are
   inserts, except deletes and soft deletes. Log rows keep their own meta columns (commit time, seqno and a
   `_hoodie_file_name` holding the file id, as Hudi writes them).
+* partial updates (PartialUpdateAvroPayload; on version 9 event time with IGNORE_DEFAULTS): a log record and the
+  current version of its key combine into one as merge.partial says, and so do the log state and the base row
+  (merge_with_stored). Log deletes follow the rules above, except that on version 9 a log record after a log
+  delete with a greater ordering value loses to it, and a log delete whose ordering value is lower than the base
+  row's leaves the base row (EventTimePartialRecordMerger's deltaMerge and finalMerge).
 
 Tables with hoodie.populate.meta.fields=false have no record keys in the meta columns, so there is nothing to
 merge by: like hudi-rs, such slices read append-only (base rows, then every counted log record; deletes cannot
@@ -61,32 +66,47 @@ import pyarrow.compute as pc
 from ..config import SKIP_CORRUPT_LOG_BLOCKS
 from ..errors import HoodieConfigError, HoodieCorruptedDataError, HoodieError, HoodieUnsupportedFileError
 from ..io.avro_schema import avro_to_arrow
-from ..io.base_file import read_base_batches
+from ..io.base_file import META_COLUMNS, read_base_batches
 from ..io.conform import conform, field_type_at
 from ..io.log_blocks import BlockType, LogBlock, decode_command_block, decode_data_block, decode_delete_block
 from ..io.log_format import read_log_file
 from ..keygen import record_keys
+from ..merge.partial import PartialRule, Step, Versions, combine
 from ..merge.payload import (
     DEFAULT_PAYLOAD,
+    EVENT_TIME_PARTIAL,
     IS_DELETED,
     OVERWRITE_WITH_LATEST,
+    PARTIAL_RULES,
+    PARTIAL_UPDATE,
     drop_soft_deletes,
     field_values,
+    fold_versions,
     merge_with_stored,
+    payload_rules,
+    soft_delete_mask,
 )
 from ..merge.spillable_map import SpillableRecordMap
 from ..storage import Storage
 from ..table.properties import TableProperties
+from ..table.properties_v8 import (
+    COMMIT_TIME_ORDERING,
+    CUSTOM,
+    EVENT_TIME_ORDERING,
+    IGNORE_DEFAULTS,
+    MERGE_MODE,
+    PARTIAL_UPDATE_MODE,
+    PAYLOAD_OF_MODE,
+    table_payload,
+)
 from ..timeline.active import ActiveTimeline
 
 log = logging.getLogger(__name__)
 
 KEY = "_hoodie_record_key"
 COMMIT_TIME = "_hoodie_commit_time"
-MERGE_MODE = "hoodie.record.merge.mode"
-EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
-COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
 _PAYLOAD_PROPERTY = "hoodie.compaction.payload.class"
+_SUPPORTED_PAYLOADS = (OVERWRITE_WITH_LATEST, DEFAULT_PAYLOAD, PARTIAL_UPDATE)
 _SEQ = "_pyhudi_log_seq"
 _DELETE = "_pyhudi_log_delete"
 _ORDER = "_pyhudi_log_ordering"
@@ -130,7 +150,8 @@ class LogVisibility:
 
 @dataclass(frozen=True)
 class MergeConfig:
-    """How a table's log records combine; from hoodie.properties plus the reader's memory options."""
+    """How a table's log records combine; from hoodie.properties plus the reader's memory options. `payload_class`
+    names the rules (merge.payload.payload_rules: a payload class, or version 9's EVENT_TIME_PARTIAL)."""
 
     payload_class: str
     ordering_field: str | None
@@ -179,26 +200,37 @@ def range_log_visibility(timeline: ActiveTimeline, commits: frozenset[str],
 
 
 def merge_config(props: TableProperties, max_memory_bytes: int, spill_dir: str) -> MergeConfig:
-    """v6 names a payload class; v8 a merge mode (EVENT_TIME_ORDERING when an ordering field is set)."""
+    """v6 names a payload class; v8 and v9 a merge mode (`_payload_of_mode`). The config holds the rules of the
+    table's version (merge.payload.payload_rules)."""
     ordering = props.ordering_fields
     if len(ordering) > 1:
         raise HoodieConfigError(f"hoodie.table.ordering.fields={','.join(ordering)}: merging by several "
                                 "ordering fields is not supported")
     field = ordering[0] if ordering else None
-    payload = props.payload_class
-    if props.version >= 8:
-        mode = (props.get(MERGE_MODE) or (EVENT_TIME_ORDERING if field else COMMIT_TIME_ORDERING)).strip().upper()
-        if mode == EVENT_TIME_ORDERING:
-            payload = DEFAULT_PAYLOAD
-        elif mode == COMMIT_TIME_ORDERING:
-            payload = OVERWRITE_WITH_LATEST
-        elif mode != "CUSTOM":
-            raise HoodieConfigError(f"{MERGE_MODE}={mode!r} is not a merge mode")
-    if payload not in (OVERWRITE_WITH_LATEST, DEFAULT_PAYLOAD):
+    payload = _payload_of_mode(props, field) if props.version >= 8 else props.payload_class
+    if payload not in _SUPPORTED_PAYLOADS:
         raise HoodieConfigError(f"{_PAYLOAD_PROPERTY}={payload!r}: merge-on-read snapshot reads support only "
-                                f"{OVERWRITE_WITH_LATEST} and {DEFAULT_PAYLOAD}")
+                                f"{', '.join(_SUPPORTED_PAYLOADS)}")
     virtual = () if props.populate_meta_fields else tuple(props.record_key_fields)
-    return MergeConfig(payload, field, virtual, max_memory_bytes, spill_dir)
+    return MergeConfig(payload_rules(payload, props.version), field, virtual, max_memory_bytes, spill_dir)
+
+
+def _payload_of_mode(props: TableProperties, ordering_field: str | None) -> str:
+    """The payload a version 8 or 9 table merges as: its merge mode's (none recorded: EVENT_TIME_ORDERING with an
+    ordering field, COMMIT_TIME_ORDERING without), CUSTOM's payload class, PartialUpdateAvroPayload for event time
+    with partial update mode IGNORE_DEFAULTS (properties_v8.table_payload); other partial update modes are merges
+    pyhudi does not run."""
+    mode = (props.get(MERGE_MODE) or (EVENT_TIME_ORDERING if ordering_field else COMMIT_TIME_ORDERING)).strip().upper()
+    if mode == CUSTOM:
+        return props.payload_class
+    if mode not in PAYLOAD_OF_MODE:
+        raise HoodieConfigError(f"{MERGE_MODE}={mode!r} is not a merge mode")
+    payload = table_payload({**props, MERGE_MODE: mode})
+    if payload is None:
+        raise HoodieConfigError(f"{PARTIAL_UPDATE_MODE}={props.get(PARTIAL_UPDATE_MODE)!r} with {MERGE_MODE}={mode}: "
+                                f"merge-on-read snapshot reads support partial updates only as "
+                                f"{PARTIAL_UPDATE} makes them ({IGNORE_DEFAULTS} with {EVENT_TIME_ORDERING})")
+    return payload
 
 
 # ---------------------------------------------------------------------------------------------
@@ -387,6 +419,9 @@ class LogRecords:
         if self.order_type is not None and self.config.ordering_field is not None:
             ordering = field_values(table, self.config.ordering_field).cast(self.order_type)
         rows = self._with_hidden(table, False, ordering)
+        rule = PARTIAL_RULES.get(self.config.payload_class)
+        if rule is not None and rows.num_rows > 1:
+            return fold_versions(rows, rows.column(KEY).combine_chunks(), self.config.ordering_field, rule)
         rows = rows.append_column("_pyhudi_position", pa.array(np.arange(rows.num_rows, dtype=np.int64)))
         by = ["_pyhudi_position"]
         if self.config.payload_class == DEFAULT_PAYLOAD and self.order_type is not None:
@@ -421,21 +456,33 @@ class LogRecords:
     # applying --------------------------------------------------------------------------------
 
     def apply(self, incoming: pa.Table) -> None:
-        """Combine one block's rows (one per key) with the current state and store the winners."""
+        """Combine one block's rows (one per key) with the current state and store the winners; under partial
+        updates a data block's rows and their current versions combine into one (merge.partial)."""
         if incoming.num_rows == 0:
             return
         current = self.current(incoming.column(KEY))
+        position = pc.index_in(incoming.column(KEY), value_set=current.column(KEY).combine_chunks())
+        matched = pc.is_valid(position).to_numpy(zero_copy_only=False)
+        older = current.take(position.filter(pa.array(matched)))
+        newer = incoming.filter(pa.array(matched))
+        rule = PARTIAL_RULES.get(self.config.payload_class)
+        if rule is not None and not pc.any(incoming.column(_DELETE)).as_py():
+            self._put(pa.concat_tables([incoming.filter(pa.array(~matched)), self._combined(older, newer, rule)]))
+            return
         wins = np.ones(incoming.num_rows, dtype=bool)
-        if current.num_rows:
-            position = pc.index_in(incoming.column(KEY), value_set=current.column(KEY).combine_chunks())
-            matched = pc.is_valid(position).to_numpy(zero_copy_only=False)
-            incoming_idx = np.flatnonzero(matched)
-            current_idx = position.filter(pa.array(matched)).to_numpy().astype(np.int64)
-            wins[incoming_idx] = ~self._current_kept(current.take(current_idx), incoming.take(incoming_idx))
-            kept_current = current.take(current_idx[~wins[incoming_idx]])
-        else:
-            kept_current = current
-        self._put(pa.concat_tables([incoming.filter(pa.array(wins)), kept_current]))
+        wins[matched] = ~self._current_kept(older, newer)
+        self._put(pa.concat_tables([incoming.filter(pa.array(wins)), older.filter(pa.array(~wins[matched]))]))
+
+    def _combined(self, older: pa.Table, newer: pa.Table, rule: PartialRule) -> pa.Table:
+        """Log records combined with the current versions of their keys by partial updates; a current delete (of a
+        delete block, or a soft delete) is a delete to them, and one without an ordering value (a delete by key)
+        loses to any record."""
+        older_wins = np.zeros(older.num_rows, dtype=bool)
+        if self.order_type is not None:
+            older_wins = _greater(older.column(_ORDER).combine_chunks(), newer.column(_ORDER).combine_chunks())
+        older_deleted = older.column(_DELETE).to_numpy(zero_copy_only=False) | soft_delete_mask(older)
+        pairs = Versions(older, newer, older_wins, older_deleted, soft_delete_mask(newer))
+        return combine(pairs, rule, Step.COMBINE, META_COLUMNS).rows
 
     def _current_kept(self, current: pa.Table, incoming: pa.Table) -> np.ndarray:
         """Per matched pair, whether the stored log state survives the incoming row."""
@@ -613,7 +660,10 @@ def _merge_base(records: LogRecords, base: pa.Table, config: MergeConfig, stats:
     current = records.current(base.column(KEY))
     if current.num_rows == 0:
         return base
-    deleted = current.filter(current.column(_DELETE)).column(KEY)
+    deletes = current.filter(current.column(_DELETE))
+    if config.payload_class == EVENT_TIME_PARTIAL:
+        deletes = _winning_deletes(base, deletes, config.ordering_field)
+    deleted = deletes.column(KEY)
     if len(deleted):
         kept = base.filter(pc.invert(pc.is_in(base.column(KEY), value_set=deleted.combine_chunks())))
         stats.deleted += base.num_rows - kept.num_rows
@@ -626,3 +676,16 @@ def _merge_base(records: LogRecords, base: pa.Table, config: MergeConfig, stats:
     stats.deleted += len(merged.deleted_keys)
     stats.updated += int(np.count_nonzero(merged.from_incoming.to_numpy(zero_copy_only=False)))
     return merged.rows
+
+
+def _winning_deletes(base: pa.Table, deletes: pa.Table, ordering_field: str | None) -> pa.Table:
+    """Version 9's partial updates keep a base row whose ordering value is greater than its log delete's
+    (EventTimePartialRecordMerger.finalMerge keeps the older record then); a delete by key (no ordering value)
+    always wins."""
+    if ordering_field is None or deletes.num_rows == 0:
+        return deletes
+    at = pc.index_in(deletes.column(KEY), value_set=base.column(KEY).combine_chunks())
+    base_order = field_values(base, ordering_field).take(at)
+    order = deletes.column(_ORDER).combine_chunks()
+    loses = pc.and_(pc.is_valid(order), pc.fill_null(pc.greater(base_order, order), False))
+    return deletes.filter(pc.invert(loses))

@@ -31,6 +31,7 @@ from ..config import (
     SQL_INSERT_INTO_OPERATION,
     TABLE_NAME,
     TABLE_TYPE,
+    WRITE_MERGE_MODE,
 )
 from ..errors import HoodieConfigError
 
@@ -47,7 +48,7 @@ _SQL_TYPES: dict[str, pa.DataType] = {
 _COLUMN = re.compile(r"^\s*`?([A-Za-z_][A-Za-z0-9_]*)`?\s+([A-Za-z]+)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?\s*$")
 # Hudi's SQL table properties, as Spark lower-cases OPTIONS keys.
 _SQL_PROPERTIES = {"primarykey": RECORDKEY_FIELD.key, "precombinefield": PRECOMBINE_FIELD.key,
-                   "type": TABLE_TYPE.key}
+                   "type": TABLE_TYPE.key, "recordmergemode": WRITE_MERGE_MODE.key}
 _TABLE_TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
 
 

@@ -24,11 +24,15 @@ from .properties import (
     VERSION,
 )
 from .properties_v8 import (
+    CUSTOM,
     DEFAULT_PAYLOAD,
+    EVENT_TIME_ORDERING,
+    IGNORE_DEFAULTS,
     INITIAL_VERSION,
+    LEGACY_PAYLOAD_CLASS,
     MERGE_MODE,
     MERGE_STRATEGY_ID,
-    OVERWRITE_PAYLOAD,
+    PARTIAL_UPDATE_MODE,
     PAYLOAD_OF_MODE,
     STRATEGY_OF_MODE,
     TIMELINE_FOLDER,
@@ -36,11 +40,9 @@ from .properties_v8 import (
     merge_mode,
 )
 
-LEGACY_PAYLOAD_CLASS = "hoodie.table.legacy.payload.class"
-PARTIAL_UPDATE_MODE = "hoodie.table.partial.update.mode"
 # Payload classes version 9 replaces by a merge mode (UpgradeDowngradeUtils.PAYLOAD_CLASSES_TO_HANDLE): the
-# two pyhudi writes; the others (Debezium, AWS DMS, partial updates) pyhudi does not merge with.
-_LEGACY_PAYLOADS = frozenset({DEFAULT_PAYLOAD, OVERWRITE_PAYLOAD})
+# three pyhudi writes; the others (Debezium, AWS DMS, OverwriteNonDefaults) pyhudi does not merge with.
+_LEGACY_PAYLOADS = frozenset(PAYLOAD_OF_MODE.values())
 _TYPE_OF_KEYGEN_CLASS = {cls: key_type for key_type, cls in KEYGEN_CLASS_BY_TYPE.items()}
 # Timeline layout of each table version pyhudi writes.
 LAYOUT_OF_VERSION = {6: 1, 8: 2, 9: 2}
@@ -102,12 +104,18 @@ def six_to_eight(props: Mapping[str, str], changes: ChangeSet, asked_mode: str |
 
 def eight_to_nine(props: Mapping[str, str], changes: ChangeSet) -> None:
     """The merge strategy id goes (the mode says it), a payload class version 9 deprecates becomes the legacy
-    payload class, the precombine field becomes the ordering fields."""
+    payload class, the precombine field becomes the ordering fields. PartialUpdateAvroPayload's CUSTOM mode
+    becomes event time with IGNORE_DEFAULTS partial updates (EightToNineUpgradeHandler: its event-time strategy id
+    stays under the alternative key only, as Hudi 1.2.0 leaves it)."""
     changes.remove(MERGE_STRATEGY_ID)
     payload = props.get(PAYLOAD_CLASS)
     if payload in _LEGACY_PAYLOADS:
         changes.put(LEGACY_PAYLOAD_CLASS, payload)
         changes.remove(PAYLOAD_CLASS)
+    if payload == PAYLOAD_OF_MODE[CUSTOM]:
+        changes.put(MERGE_MODE, EVENT_TIME_ORDERING)
+        changes.put(MERGER_STRATEGY, STRATEGY_OF_MODE[EVENT_TIME_ORDERING])
+        changes.put(PARTIAL_UPDATE_MODE, IGNORE_DEFAULTS)
     ordering = props.get(ORDERING_FIELDS) or props.get(PRECOMBINE_FIELD)
     if ordering:
         changes.put(ORDERING_FIELDS, ordering)
@@ -117,13 +125,17 @@ def eight_to_nine(props: Mapping[str, str], changes: ChangeSet) -> None:
 
 def nine_to_eight(props: Mapping[str, str], changes: ChangeSet) -> None:
     """The reverse of eight_to_nine as NineToEightDowngradeHandler does it: the partial update mode goes, the
-    legacy payload class is the payload class again (no strategy id comes back for the two payloads pyhudi
-    writes), the ordering fields are the precombine field again."""
+    legacy payload class is the payload class again (no strategy id comes back for DefaultHoodieRecordPayload and
+    OverwriteWithLatestAvroPayload; PartialUpdateAvroPayload, one of its PAYLOAD_CLASSES_TO_HANDLE, gets CUSTOM and
+    the payload-based strategy id), the ordering fields are the precombine field again."""
     changes.remove(PARTIAL_UPDATE_MODE)
     legacy = props.get(LEGACY_PAYLOAD_CLASS)
     if legacy in _LEGACY_PAYLOADS:
         changes.remove(LEGACY_PAYLOAD_CLASS)
         changes.put(PAYLOAD_CLASS, legacy)
+    if legacy == PAYLOAD_OF_MODE[CUSTOM]:
+        changes.put(MERGE_MODE, CUSTOM)
+        _put_strategy(changes, STRATEGY_OF_MODE[CUSTOM])
     ordering = props.get(ORDERING_FIELDS)
     if ordering:
         changes.put(PRECOMBINE_FIELD, ordering)

@@ -44,14 +44,14 @@ from ..config import (
 from ..errors import HoodieConfigError, HoodieTableError
 from ..io.avro_schema import arrow_to_avro, create_schema_json, stored_schema, to_json
 from ..keygen import KeyGenerator, key_generator
-from ..merge.payload import DEFAULT_PAYLOAD
+from ..merge.payload import DEFAULT_PAYLOAD, PARTIAL_UPDATE
 from ..services.clean import clean_metadata_table
 from ..services.upgrade import upgrade_table
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable, ensure_not_foreign, table_exists
 from ..table.properties import KEYGEN_CLASS_BY_TYPE, TableProperties, init_table_layout
 from ..table.properties import PAYLOAD_CLASS as RECORDED_PAYLOAD_CLASS
-from ..table.properties_v8 import PAYLOAD_OF_MODE, for_new_table_v8, merge_mode, table_merge_mode
+from ..table.properties_v8 import PAYLOAD_OF_MODE, for_new_table_v8, merge_mode, table_merge_mode, table_payload
 from ..table.table_version import upgrade_asked, version_to_write
 from ..timeline import avro_models
 from ..timeline.instant import INFLIGHT, Instant
@@ -164,7 +164,7 @@ def _check_payload_against_table(props: TableProperties, cfg: HoodieConfig) -> N
     records its merge mode, which readers and writers of any table type merge by."""
     recorded_mode = table_merge_mode(props) if props.version >= 8 else None
     if recorded_mode is not None:
-        _check_merge_mode_against_table(recorded_mode, cfg)
+        _check_merge_mode_against_table(props, recorded_mode, cfg)
         return
     recorded = props.get(RECORDED_PAYLOAD_CLASS)
     if recorded and cfg.get(PAYLOAD_CLASS) != recorded:
@@ -175,16 +175,21 @@ def _check_payload_against_table(props: TableProperties, cfg: HoodieConfig) -> N
         )
 
 
-def _check_merge_mode_against_table(recorded: str, cfg: HoodieConfig) -> None:
-    """A merge mode or payload class given for the write must be the table's; a custom one pyhudi cannot run."""
+def _check_merge_mode_against_table(props: TableProperties, recorded: str, cfg: HoodieConfig) -> None:
+    """A merge mode or payload class given for the write must merge as the table does; a custom merge other than
+    PartialUpdateAvroPayload's pyhudi cannot run. Compared by payload: version 9 records that payload's CUSTOM
+    mode as event time with IGNORE_DEFAULTS partial updates (Hudi 1.2.0 refuses a CUSTOM write there; the merge is
+    the same, so pyhudi takes it)."""
+    table = table_payload(props)
     given = cfg.get(PAYLOAD_CLASS) if cfg.is_set(PAYLOAD_CLASS) else None
-    asked = merge_mode(cfg.get(WRITE_MERGE_MODE), given, None) if given or cfg.is_set(WRITE_MERGE_MODE) else recorded
-    if recorded not in PAYLOAD_OF_MODE or asked != recorded:
+    asked = merge_mode(cfg.get(WRITE_MERGE_MODE), given, None) if given or cfg.is_set(WRITE_MERGE_MODE) else None
+    if table is None or (asked is not None and PAYLOAD_OF_MODE[asked] != table):
         raise HoodieConfigError(
-            f"the table merges records by hoodie.record.merge.mode={recorded} (in .hoodie/hoodie.properties), "
-            f"this write by {asked} ({PAYLOAD_CLASS.key}={cfg.get(PAYLOAD_CLASS)}); pyhudi writes a table as it "
-            f"merges, by {', '.join(PAYLOAD_OF_MODE)} only: leave {WRITE_MERGE_MODE.key} and {PAYLOAD_CLASS.key} "
-            "out or give the table's")
+            f"the table merges records by hoodie.record.merge.mode={recorded} (in .hoodie/hoodie.properties, as "
+            f"{table or 'a payload pyhudi does not run'} merges), this write by {asked} ({PAYLOAD_CLASS.key}="
+            f"{cfg.get(PAYLOAD_CLASS)}); pyhudi writes a table as it "
+            f"merges, by {', '.join(PAYLOAD_OF_MODE)} (with {', '.join(PAYLOAD_OF_MODE.values())}) only: leave "
+            f"{WRITE_MERGE_MODE.key} and {PAYLOAD_CLASS.key} out or give the table's")
 
 
 def _with_merge_mode(cfg: HoodieConfig, version: int, props: TableProperties | None,
@@ -192,19 +197,21 @@ def _with_merge_mode(cfg: HoodieConfig, version: int, props: TableProperties | N
     """The write's options with the payload of its merge mode: the table's recorded mode, or, for a new table of
     version 8 or 9 (or with the mode given), the mode Hudi 1.x infers. A version 6 table without the option keeps
     the payload class as it is."""
-    recorded = table_merge_mode(props) if props is not None and props.version >= 8 else None
+    recorded = table_payload(props) if props is not None and props.version >= 8 else None
     if recorded is None and version < 8 and not cfg.is_set(WRITE_MERGE_MODE):
         return cfg
     given = cfg.get(PAYLOAD_CLASS) if cfg.is_set(PAYLOAD_CLASS) else None
-    mode = recorded or merge_mode(cfg.get(WRITE_MERGE_MODE), given, _ordering_field(cfg, schema))
-    return cfg.with_values({PAYLOAD_CLASS.key: PAYLOAD_OF_MODE[mode]})
+    payload = recorded or PAYLOAD_OF_MODE[merge_mode(cfg.get(WRITE_MERGE_MODE), given, _ordering_field(cfg, schema))]
+    return cfg.with_values({PAYLOAD_CLASS.key: payload})
 
 
 def _check_payload_ordering(cfg: HoodieConfig) -> None:
-    """DefaultHoodieRecordPayload keeps a stored record whose ordering value is greater; pyhudi, like Hudi's
-    merge-on-read readers, takes that value from the precombine field, so another ordering field is refused."""
+    """DefaultHoodieRecordPayload and PartialUpdateAvroPayload keep a stored record (its fields first) whose ordering
+    value is greater; pyhudi, like Hudi's merge-on-read readers, takes that value from the precombine field, so
+    another ordering field is refused."""
     ordering, precombine = cfg.get(PAYLOAD_ORDERING_FIELD), cfg.get(PRECOMBINE_FIELD)
-    if cfg.is_set(PAYLOAD_ORDERING_FIELD) and cfg.get(PAYLOAD_CLASS) == DEFAULT_PAYLOAD and ordering != precombine:
+    by_ordering = cfg.get(PAYLOAD_CLASS) in (DEFAULT_PAYLOAD, PARTIAL_UPDATE)
+    if cfg.is_set(PAYLOAD_ORDERING_FIELD) and by_ordering and ordering != precombine:
         raise HoodieConfigError(
             f"{PAYLOAD_ORDERING_FIELD.key}={ordering!r} is not supported yet: pyhudi orders stored and incoming "
             f"records by the precombine field ({PRECOMBINE_FIELD.key}={precombine!r}); give both the same field"

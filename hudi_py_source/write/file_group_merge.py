@@ -19,7 +19,6 @@ import pyarrow.parquet as pq
 
 from ..config import (
     MERGE_MAX_MEMORY,
-    PAYLOAD_CLASS,
     POPULATE_META_FIELDS,
     SPILLABLE_MAP_PATH,
 )
@@ -176,7 +175,7 @@ def _record_merge(cdc: CdcCollector, stored: pa.Table, merged: MergeResult, writ
 def _write_merged(job: WriteJob, target: Target, incoming: SpillableRecordMap, writer: BaseFileWriter,
                   file_name: str, task_id: int, counts: _Counts, cdc: CdcCollector | None) -> None:
     """Stored rows and their updates; their keys are the old file's, so its bloom filter carries over."""
-    payload = job.config.get(PAYLOAD_CLASS)
+    payload = job.payload
     known = writer.carry_keys(read_footer(job.storage, target.base_path or ""))
     for stored in _stored_batches(job, target.base_path or ""):
         stored = _conform_stored(job, stored)

@@ -15,7 +15,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..config import INDEX_TYPE, PRECOMBINE_FIELD, HoodieConfig
+from ..config import INDEX_TYPE, PAYLOAD_CLASS, PRECOMBINE_FIELD, HoodieConfig
+from ..merge.payload import payload_rules
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable
 from ..timeline.commit_metadata import WriteStat
@@ -84,6 +85,12 @@ class WriteJob:
             return cfg.get(PRECOMBINE_FIELD)
         default = PRECOMBINE_FIELD.default
         return default if default and self.schema.get_field_index(default) >= 0 else None
+
+    @property
+    def payload(self) -> str:
+        """The rules this write's records combine by: its payload class's, in the table's version (version 9 merges
+        PartialUpdateAvroPayload's records otherwise than the payload does, merge.payload.payload_rules)."""
+        return payload_rules(self.config.get(PAYLOAD_CLASS), self.table.props.version)
 
 
 @dataclass

@@ -28,7 +28,6 @@ from ..config import (
     MERGE_MAX_MEMORY,
     MERGE_SMALL_FILE_GROUP_CANDIDATES,
     PARQUET_SMALL_FILE_LIMIT,
-    PAYLOAD_CLASS,
     POPULATE_META_FIELDS,
     RECORD_INDEX_UPDATE_PARTITION_PATH,
     RECORD_SIZE_ESTIMATE,
@@ -91,7 +90,7 @@ def combine(job: WriteJob, table: pa.Table, placed: bool = False) -> pa.Table:
         return table
     ordering = None if job.operation == "delete" else job.ordering_field
     with_identity = table.append_column("__pyhudi_identity", _identity(job, table, placed))
-    return dedupe(with_identity, "__pyhudi_identity", ordering, cfg.get(PAYLOAD_CLASS)).drop_columns(
+    return dedupe(with_identity, "__pyhudi_identity", ordering, job.payload, KEY_COLUMN).drop_columns(
         ["__pyhudi_identity"])
 
 

@@ -24,6 +24,7 @@ from hudi_py_source.io.log_blocks import (
     encode_parquet_data_block,
 )
 from hudi_py_source.io.log_format import read_log_file
+from hudi_py_source.merge.payload import EVENT_TIME_PARTIAL
 from hudi_py_source.read.merged_slice import counted_blocks, log_visibility, merge_config
 from hudi_py_source.read.plan import read_split
 from hudi_py_source.read.query import plan_read
@@ -63,6 +64,7 @@ TRIPS_FARES = {A: 19.10, C: 27.70, D: 25.0, E: 93.50, "e3cf430c-889d-4015-bc98-5
                "c8abbe79-8d89-47ea-b4ce-4d224bae5bfa": 17.85}
 OVERWRITE = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
 DEFAULT = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+PARTIAL = "org.apache.hudi.common.model.PartialUpdateAvroPayload"
 
 
 def canonical(table: pa.Table) -> list[str]:
@@ -336,6 +338,15 @@ def test_splits_are_self_contained_after_pickling(fixture_table) -> None:
       "hoodie.table.precombine.field": "ts"}, OVERWRITE, "ts"),
     ({"hoodie.table.version": "8", "hoodie.record.merge.mode": "CUSTOM",
       "hoodie.compaction.payload.class": DEFAULT, "hoodie.table.precombine.field": "ts"}, DEFAULT, "ts"),
+    ({"hoodie.table.version": "6", "hoodie.compaction.payload.class": PARTIAL,
+      "hoodie.table.precombine.field": "ts"}, PARTIAL, "ts"),
+    ({"hoodie.table.version": "8", "hoodie.record.merge.mode": "CUSTOM",
+      "hoodie.compaction.payload.class": PARTIAL, "hoodie.table.precombine.field": "ts"}, PARTIAL, "ts"),
+    ({"hoodie.table.version": "9", "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
+      "hoodie.table.partial.update.mode": "IGNORE_DEFAULTS", "hoodie.table.legacy.payload.class": PARTIAL,
+      "hoodie.table.ordering.fields": "ts"}, EVENT_TIME_PARTIAL, "ts"),
+    ({"hoodie.table.version": "9", "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
+      "hoodie.table.partial.update.mode": "NONE", "hoodie.table.ordering.fields": "ts"}, DEFAULT, "ts"),
 ])
 def test_merge_config_from_table_properties(values: dict[str, str], payload: str, ordering: str | None) -> None:
     config = merge_config(TableProperties(values), 1024, "/tmp")
@@ -343,9 +354,19 @@ def test_merge_config_from_table_properties(values: dict[str, str], payload: str
 
 
 def test_unsupported_payload_class_names_the_property() -> None:
-    partial = "org.apache.hudi.common.model.PartialUpdateAvroPayload"
-    props = TableProperties({"hoodie.table.version": "6", "hoodie.compaction.payload.class": partial})
-    with pytest.raises(HoodieConfigError, match=re.escape(f"hoodie.compaction.payload.class='{partial}'")):
+    debezium = "org.apache.hudi.common.model.debezium.MySqlDebeziumAvroPayload"
+    props = TableProperties({"hoodie.table.version": "6", "hoodie.compaction.payload.class": debezium})
+    with pytest.raises(HoodieConfigError, match=re.escape(f"hoodie.compaction.payload.class='{debezium}'")):
+        merge_config(props, 1024, "/tmp")
+
+
+def test_unsupported_partial_update_mode_names_the_property() -> None:
+    """Version 9 records PostgresDebeziumAvroPayload as IGNORE_MARKERS partial updates: a merge pyhudi does not run."""
+    props = TableProperties({"hoodie.table.version": "9", "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
+                             "hoodie.table.partial.update.mode": "IGNORE_MARKERS",
+                             "hoodie.table.ordering.fields": "ts"})
+    with pytest.raises(HoodieConfigError, match="hoodie.table.partial.update.mode='IGNORE_MARKERS' with "
+                                                "hoodie.record.merge.mode=EVENT_TIME_ORDERING"):
         merge_config(props, 1024, "/tmp")
 
 

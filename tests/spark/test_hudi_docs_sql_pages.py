@@ -15,10 +15,6 @@ from support.doc_checks import check_page
 pytestmark = pytest.mark.spark
 
 
-# Statements whose rows the page shows but pyhudi cannot produce yet, with why (their outcome is still checked).
-UNSERVED = {"sql_queries": {42: "the table's payload class, PartialUpdateAvroPayload, is one pyhudi does not run"}}
-
-
 @pytest.mark.parametrize("page", ["sql_ddl", "sql_dml", "sql_queries"])
 def test_page_runs_as_recorded(page: str, tmp_path_factory: pytest.TempPathFactory) -> None:
-    check_page(page, tmp_path_factory.mktemp(page), unserved=UNSERVED.get(page))
+    check_page(page, tmp_path_factory.mktemp(page))

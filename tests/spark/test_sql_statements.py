@@ -186,6 +186,30 @@ def test_event_time_ordering_for_tables_with_a_precombine_field(spark: SparkSess
     assert props.get(recorded[0]) == recorded[1]
 
 
+def test_custom_merge_mode_with_the_partial_update_payload(spark: SparkSession, run: dict[str, Any]) -> None:
+    """Hudi's SQL page (Snapshot Query with Custom Merge Mode) through `sql`: the update's null name keeps the stored
+    one. The payload class reaches the table's properties (version 6 knows no merge mode: the table's options keep
+    recordMergeMode for later writes)."""
+    path = run["base"] / "merge_mode_custom"
+    name = "sqltest.hudi_table_merge_mode_custom"
+    statements = [
+        f"CREATE TABLE IF NOT EXISTS {name} (id INT, name STRING, ts LONG, price DOUBLE) USING pyhudi\n"
+        "TBLPROPERTIES (type = 'mor', primaryKey = 'id', orderingFields = 'ts', recordMergeMode = 'CUSTOM',\n"
+        "  'hoodie.datasource.write.payload.class' = 'org.apache.hudi.common.model.PartialUpdateAvroPayload')\n"
+        f"LOCATION '{path}'",
+        f"INSERT INTO {name} VALUES (1, 'a1', 1000, 10.0)",
+        f"INSERT INTO {name} VALUES (1, null, 2000, 20.0)"]
+    for statement in statements:
+        sql(spark, statement)
+    rows = sql(spark, f"SELECT id, name, ts, price FROM {name}").collect()
+    assert [tuple(r) for r in rows] == [(1, "a1", 2000, 20.0)]
+    props = Table(str(path)).hoodie_table().props
+    assert (props.version, props.get("hoodie.compaction.payload.class")) == (
+        6, "org.apache.hudi.common.model.PartialUpdateAvroPayload")
+    stored = stored_table(spark.table(name).schema)
+    assert stored is not None and stored["options"]["hoodie.write.record.merge.mode"] == "CUSTOM"
+
+
 def test_procedures_savepoint_rollback_compaction(spark: SparkSession, run: dict[str, Any]) -> None:
     spark.sql("CREATE TABLE sqltest.svc (id INT, v STRING) USING pyhudi TBLPROPERTIES (primaryKey = 'id', "
               "type = 'mor')")

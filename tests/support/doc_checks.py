@@ -32,10 +32,9 @@ def run_statements(statements: list[DocStatement], root: Path) -> list[dict]:
 
 
 def check_page(page: str, root: Path, name: str | None = None, replace: dict[int, DocStatement] | None = None,
-               unserved: dict[int, str] | None = None, first: int | None = None) -> None:
+               first: int | None = None) -> None:
     """Run a page (its `first` statements only, when given; with the statements `replace` names swapped in), then:
-    outcomes as recorded under `name`, the page's own rows (except for the statements `unserved` names, with the
-    reason pyhudi cannot serve them), hudi-rs agrees on every table left."""
+    outcomes as recorded under `name`, the page's own rows, hudi-rs agrees on every table left."""
     listed = read_statements(DOCS_DIR / f"{page}.sql")[:first]
     statements = [(replace or {}).get(i, s) for i, s in enumerate(listed)]
     results = run_statements(statements, root)
@@ -44,8 +43,8 @@ def check_page(page: str, root: Path, name: str | None = None, replace: dict[int
         record(name or page, statements, outcomes)
     assert [(o["doc"], o["outcome"], o.get("says"), o.get("rows")) for o in recorded(name or page)] == [
         (s.section, o["outcome"], o.get("says"), o.get("rows")) for s, o in zip(statements, outcomes, strict=True)]
-    for index, (statement, result) in enumerate(zip(statements, results, strict=True)):
-        if statement.expect is not None and index not in (unserved or {}):
+    for statement, result in zip(statements, results, strict=True):
+        if statement.expect is not None:
             assert outcome({"rows": [dict(enumerate(row)) for row in statement.expect]}) == outcome(result), \
                 statement.sql
     for table in hudi_tables(root):

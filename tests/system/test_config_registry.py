@@ -176,8 +176,9 @@ REFUSALS = [
     ("hoodie.bulkinsert.sort.mode", "PARTITION_PATH_REPARTITION",
      "pyhudi sorts bulk_insert input globally, by partition or not at all; it does not repartition it by "
      "partition path"),
-    ("hoodie.datasource.write.payload.class", "org.apache.hudi.common.model.PartialUpdateAvroPayload",
-     "pyhudi merges records as OverwriteWithLatestAvroPayload or DefaultHoodieRecordPayload does"),
+    ("hoodie.datasource.write.payload.class", "org.apache.hudi.common.model.OverwriteNonDefaultsWithLatestAvroPayload",
+     "pyhudi merges records as OverwriteWithLatestAvroPayload, DefaultHoodieRecordPayload or PartialUpdateAvroPayload "
+     "does"),
     ("hoodie.datasource.write.insert.drop.duplicates", "true",
      "pyhudi does not drop inserts by the keys the table holds (nor does Apache Hudi on a table with auto-generated "
      "record keys, whose new keys no stored record has)"),

@@ -250,7 +250,9 @@ def test_version_6_table_is_not_upgraded_without_auto_upgrade(tmp_path: Path) ->
 def test_unsupported_option_values_refused() -> None:
     with pytest.raises(HoodieConfigError, match="hoodie.write.table.version='7' is invalid"):
         Table("/nonexistent-v8-table").write(rows([1], 1), options("insert", 7))
-    with pytest.raises(HoodieConfigError, match="hoodie.write.record.merge.mode='CUSTOM' is not supported yet"):
+    with pytest.raises(HoodieConfigError, match="hoodie.write.record.merge.mode=CUSTOM merges by the payload class, "
+                                                "and the one custom payload pyhudi runs is "
+                                                "org.apache.hudi.common.model.PartialUpdateAvroPayload"):
         Table("/nonexistent-v8-table").write(rows([1], 1), {**options("insert", 9),
                                                             "hoodie.write.record.merge.mode": "CUSTOM"})
 

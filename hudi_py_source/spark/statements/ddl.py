@@ -134,8 +134,9 @@ def _partitions_last(schema: T.StructType, partitions: list[str]) -> T.StructTyp
 def hudi_options(spark: SparkSession, table: exp.Table, declared: dict[str, str], partitions: list[str],
                  new: bool) -> dict[str, str]:
     """A SQL table's Hudi options: its declared ones in Hudi's names, its name and database, hive-style partition
-    folders (as Hudi's SQL writes them), event-time ordering when it names an ordering field, and for a `new` table
-    the version Hudi 1.2's SQL creates (`SQL_TABLE_VERSION`) unless the statement or the session names one."""
+    folders (as Hudi's SQL writes them), event-time ordering when it names an ordering field and neither a payload
+    class nor a merge mode (which decide the merge), and for a `new` table the version Hudi 1.2's SQL creates
+    (`SQL_TABLE_VERSION`) unless the statement or the session names one."""
     options = {k: str(v) for k, v in table_options(declared).items()}
     if new:
         options.setdefault(WRITE_TABLE_VERSION.key,
@@ -149,7 +150,7 @@ def hudi_options(spark: SparkSession, table: exp.Table, declared: dict[str, str]
     options.setdefault(HIVE_STYLE_PARTITIONING.key, "true")
     if partitions:
         options[PARTITIONPATH_FIELD.key] = ",".join(partitions)
-    if PRECOMBINE_FIELD.key in options:
+    if PRECOMBINE_FIELD.key in options and not {PAYLOAD_CLASS.key, WRITE_MERGE_MODE.key} & options.keys():
         cfg = HoodieConfig(options)
         if version_to_write(cfg, None) >= 8:
             options.setdefault(WRITE_MERGE_MODE.key, "EVENT_TIME_ORDERING")
