@@ -188,8 +188,9 @@ def test_event_time_ordering_for_tables_with_a_precombine_field(spark: SparkSess
 
 def test_custom_merge_mode_with_the_partial_update_payload(spark: SparkSession, run: dict[str, Any]) -> None:
     """Hudi's SQL page (Snapshot Query with Custom Merge Mode) through `sql`: the update's null name keeps the stored
-    one. The payload class reaches the table's properties (version 6 knows no merge mode: the table's options keep
-    recordMergeMode for later writes)."""
+    one. The payload reaches the table's properties as Hudi 1.2 records it on the version 9 SQL tables are made at
+    (event-time ordering with partial updates that ignore defaults, the payload as the legacy class); the table's
+    options keep recordMergeMode for later writes."""
     path = run["base"] / "merge_mode_custom"
     name = "sqltest.hudi_table_merge_mode_custom"
     statements = [
@@ -204,8 +205,9 @@ def test_custom_merge_mode_with_the_partial_update_payload(spark: SparkSession, 
     rows = sql(spark, f"SELECT id, name, ts, price FROM {name}").collect()
     assert [tuple(r) for r in rows] == [(1, "a1", 2000, 20.0)]
     props = Table(str(path)).hoodie_table().props
-    assert (props.version, props.get("hoodie.compaction.payload.class")) == (
-        6, "org.apache.hudi.common.model.PartialUpdateAvroPayload")
+    assert (props.version, props.get("hoodie.record.merge.mode"), props.get("hoodie.table.partial.update.mode"),
+            props.get("hoodie.table.legacy.payload.class")) == (
+        9, "EVENT_TIME_ORDERING", "IGNORE_DEFAULTS", "org.apache.hudi.common.model.PartialUpdateAvroPayload")
     stored = stored_table(spark.table(name).schema)
     assert stored is not None and stored["options"]["hoodie.write.record.merge.mode"] == "CUSTOM"
 
