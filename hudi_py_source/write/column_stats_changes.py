@@ -83,7 +83,8 @@ def _indexed_fields(block: LogBlock) -> set[str] | None:
     return {column.split(".", 1)[0] for column in columns_to_index(avro_to_arrow(block.schema_json), None)}
 
 
-def _data_file(name: str) -> bool:
+def data_file_name(name: str) -> bool:
+    """Whether a file name is a base file's or a data log's (not a CDC log's, a marker's)."""
     log = parse_log_file_name(name)
     return parse_base_file_name(name) is not None or (log is not None and log.extension == "log")
 
@@ -91,7 +92,7 @@ def _data_file(name: str) -> bool:
 def file_ranges(storage: Storage, partition: str, path: str, schema: pa.Schema | None) -> FileStats | None:
     """(partition, file name, ranges) of a base or log file; None for other files (CDC logs, markers)."""
     name = posixpath.basename(path)
-    if not _data_file(name):
+    if not data_file_name(name):
         return None
     if parse_base_file_name(name) is not None:
         return partition, name, base_file_ranges(storage, path)
@@ -122,7 +123,7 @@ def change_of_clean(table: HoodieTable, clean_metadata: Mapping[str, Any]) -> Ke
     version = stats_version(table.props.version)
     return KeyedChange.of_puts(encode_column_stats(partition, name, ranges, is_deleted=True, version=version)
                                for partition, meta in (clean_metadata.get("partitionMetadata") or {}).items()
-                               for name in meta.get("deletePathPatterns") or [] if _data_file(name))
+                               for name in meta.get("deletePathPatterns") or [] if data_file_name(name))
 
 
 def slice_file_ranges(table: HoodieTable, slices: Iterable[FileSlice]) -> list[FileStats]:

@@ -24,6 +24,7 @@ import posixpath
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from itertools import chain
 from typing import Any
 
 import pyarrow as pa
@@ -47,7 +48,7 @@ from ..table.column_stats_records import (
     stats_version,
     tombstone,
 )
-from ..table.file_names import parse_base_file_name, parse_log_file_name
+from ..table.file_names import parse_base_file_name
 from ..table.fs_view import FileSlice
 from ..table.hoodie_table import HoodieTable
 from ..table.index_definitions import IndexDefinition
@@ -55,6 +56,7 @@ from ..table.index_expressions import IndexExpression
 from ..table.keyed_partition import KeyedChange, KeyedPartition
 from ..table.metadata_records import RECORD_SCHEMA_JSON
 from ..timeline.commit_metadata import CommitMetadata
+from .column_stats_changes import data_file_name
 from .partition_stats_changes import live_before
 
 COLUMN_STATS_KIND = "column_stats"
@@ -170,10 +172,10 @@ def bloom_text(values: pa.Array) -> pa.Array:
                                  feature=f"bloom_filters expression index of {t}")
 
 
-def _records_of_ranges(index: ExpressionIndex, files: Iterable[tuple[DataFile, ColumnRange]], version: int
-                       ) -> KeyedChange:
-    return KeyedChange.of_puts(encode_column_stats(file.partition, file.name, [r], version=version)
-                               for file, r in files)
+def _file_ranges(index: ExpressionIndex, table: HoodieTable, files: Iterable[DataFile]
+                 ) -> list[tuple[DataFile, ColumnRange]]:
+    """Each file's range, each file read once (files without rows left out)."""
+    return [(file, r) for file in files if (r := file_range(index, table, file)) is not None]
 
 
 def _partition_records(index: ExpressionIndex, partition: str, ranges: list[ColumnRange], version: int
@@ -186,23 +188,22 @@ def _partition_records(index: ExpressionIndex, partition: str, ranges: list[Colu
     return encode_partition_stats(partition, [merged], version=version, stat_prefix=PARTITION_STAT_PREFIX)
 
 
-def records_of_files(index: ExpressionIndex, table: HoodieTable, files: list[DataFile],
-                     partition_stats: Mapping[str, list[ColumnRange]] | None = None) -> KeyedChange:
-    """The records of `files` (and of the partitions' stats, where given and the index keeps them)."""
+def _column_stats_change(index: ExpressionIndex, table: HoodieTable, ranges: list[tuple[DataFile, ColumnRange]],
+                         partition_stats: Mapping[str, list[ColumnRange]]) -> KeyedChange:
+    """The records of files' ranges and of partitions' stats, in one change."""
     version = stats_version(table.props.version)
-    if index.kind == BLOOM_FILTERS_KIND:
-        by_partition: dict[str, list[tuple[str, str, str, bytes]]] = defaultdict(list)
-        for file in (f for f in files if f.is_base):
-            if (entry := file_bloom_filter(index, table, file)) is not None:
-                by_partition[file.partition].append(entry)
-        return KeyedChange.of_puts(encode_bloom_filters(p, entries) for p, entries in by_partition.items())
-    ranges = [(file, r) for file in files if (r := file_range(index, table, file)) is not None]
-    change = _records_of_ranges(index, ranges, version)
-    if not partition_stats:
-        return change
-    stats = KeyedChange.of_puts(_partition_records(index, p, found, version) for p, found in partition_stats.items())
-    return KeyedChange.of_puts([(change.keys.to_pylist(), change.values.to_pylist()),
-                                (stats.keys.to_pylist(), stats.values.to_pylist())])
+    files = (encode_column_stats(file.partition, file.name, [r], version=version) for file, r in ranges)
+    partitions = (_partition_records(index, p, found, version) for p, found in partition_stats.items())
+    return KeyedChange.of_puts(chain(files, partitions))
+
+
+def _bloom_filters_change(index: ExpressionIndex, table: HoodieTable, files: list[DataFile]) -> KeyedChange:
+    """The bloom-filter records of the base files among `files`."""
+    by_partition: dict[str, list[tuple[str, str, str, bytes]]] = defaultdict(list)
+    for file in (f for f in files if f.is_base):
+        if (entry := file_bloom_filter(index, table, file)) is not None:
+            by_partition[file.partition].append(entry)
+    return KeyedChange.of_puts(encode_bloom_filters(p, entries) for p, entries in by_partition.items())
 
 
 def slice_files(slices: Iterable[FileSlice]) -> list[DataFile]:
@@ -223,31 +224,27 @@ def keeps_partition_stats(index: ExpressionIndex, table: HoodieTable) -> bool:
 def entries_of_table(index: ExpressionIndex, table: HoodieTable) -> KeyedChange:
     """Records of every file of the latest slices (and every partition's stats): a new expression index."""
     files = slice_files(table.fs_view().latest_file_slices())
-    if not keeps_partition_stats(index, table):
-        return records_of_files(index, table, files)
+    if index.kind == BLOOM_FILTERS_KIND:
+        return _bloom_filters_change(index, table, files)
+    ranges = _file_ranges(index, table, files)
     by_partition: dict[str, list[ColumnRange]] = defaultdict(list)
-    for file in files:
-        if (r := file_range(index, table, file)) is not None:
+    if keeps_partition_stats(index, table):
+        for file, r in ranges:
             by_partition[file.partition].append(r)
-    return records_of_files(index, table, files, by_partition)
-
-
-def _data_file(name: str) -> bool:
-    log = parse_log_file_name(name)
-    return parse_base_file_name(name) is not None or (log is not None and log.extension == "log")
+    return _column_stats_change(index, table, ranges, by_partition)
 
 
 def written_files(metadata: CommitMetadata, instant_time: str) -> list[DataFile]:
     """The base and log files an action wrote."""
     return [DataFile(stat.partition_path or "", stat.path, stat.file_size_in_bytes, instant_time)
-            for stat in metadata.all_write_stats() if stat.path and _data_file(posixpath.basename(stat.path))]
+            for stat in metadata.all_write_stats() if stat.path and data_file_name(posixpath.basename(stat.path))]
 
 
-def recorded_ranges(index: ExpressionIndex, table: HoodieTable, files: list[DataFile]) -> dict[str, ColumnRange]:
-    """The ranges the index holds for `files`, by file name (files it holds no live record of are left out)."""
+def recorded_ranges(partition: KeyedPartition, index: ExpressionIndex, files: list[DataFile]
+                    ) -> dict[str, ColumnRange]:
+    """The ranges the index's `partition` holds for `files`, by file name (files without a live record left out)."""
     if not files:
         return {}
-    partition = KeyedPartition.load_partition(table.storage, table.props, table.timeline, index.definition.name)
     keys = pa.array([column_stats_key(f.partition, f.name, index.column) for f in files], pa.string())
     rows, values = partition.values(keys)
     records = decode_records(values.to_pylist(), RECORD_SCHEMA_JSON)
@@ -255,34 +252,46 @@ def recorded_ranges(index: ExpressionIndex, table: HoodieTable, files: list[Data
             if not record.is_deleted}
 
 
-def _live_ranges(index: ExpressionIndex, table: HoodieTable, metadata: CommitMetadata, partition: str,
-                 written: list[DataFile]) -> list[ColumnRange]:
-    """The ranges of the partition's live files after the action: the files it kept (as the index holds them, or
-    read where it holds none) and the ones it wrote."""
+def _index_partition(index: ExpressionIndex, table: HoodieTable) -> KeyedPartition:
+    return KeyedPartition.load_partition(table.storage, table.props, table.timeline, index.definition.name)
+
+
+def _kept_ranges(index: ExpressionIndex, table: HoodieTable, metadata: CommitMetadata, partition: str,
+                 written: list[DataFile], recorded: KeyedPartition) -> list[ColumnRange]:
+    """The ranges of the partition's files the action left live: as the index holds them, or read where it holds
+    none."""
     slices = table.fs_view().latest_file_slices(partition)
     kept_names = set(live_before(slices, metadata, partition, [f.name for f in written]))
     kept = [f for f in slice_files(slices) if f.name in kept_names]
-    known = recorded_ranges(index, table, kept)
-    found = [known.get(f.name) or file_range(index, table, f) for f in kept + written]
+    known = recorded_ranges(recorded, index, kept)
+    found = [known.get(f.name) or file_range(index, table, f) for f in kept]
     return [r for r in found if r is not None]
 
 
 def change_of_commit(index: ExpressionIndex, table: HoodieTable, metadata: CommitMetadata, instant_time: str
                      ) -> KeyedChange:
-    """Records of the files an action wrote, and the partition stats of every partition it touched."""
+    """Records of the files an action wrote, and the partition stats of every partition it touched (over the files
+    it kept, as recorded, and the ones it wrote, each read once)."""
     written = written_files(metadata, instant_time)
-    if not keeps_partition_stats(index, table):
-        return records_of_files(index, table, written)
-    touched = sorted({f.partition for f in written} | set(metadata.partition_to_replace_file_ids or {}))
-    stats = {p: _live_ranges(index, table, metadata, p, [f for f in written if f.partition == p]) for p in touched}
-    return records_of_files(index, table, written, stats)
+    if index.kind == BLOOM_FILTERS_KIND:
+        return _bloom_filters_change(index, table, written)
+    ranges = _file_ranges(index, table, written)
+    stats: dict[str, list[ColumnRange]] = {}
+    if keeps_partition_stats(index, table):
+        recorded = _index_partition(index, table)
+        touched = sorted({f.partition for f in written} | set(metadata.partition_to_replace_file_ids or {}))
+        for p in touched:
+            mine = [f for f in written if f.partition == p]
+            stats[p] = (_kept_ranges(index, table, metadata, p, mine, recorded)
+                        + [r for f, r in ranges if f.partition == p])
+    return _column_stats_change(index, table, ranges, stats)
 
 
 def change_of_clean(index: ExpressionIndex, table: HoodieTable, clean_metadata: Mapping[str, Any]) -> KeyedChange:
     """Tombstones of every data file a clean deleted."""
     deleted = [(partition, posixpath.basename(path))
                for partition, meta in (clean_metadata.get("partitionMetadata") or {}).items()
-               for path in meta.get("deletePathPatterns") or [] if _data_file(posixpath.basename(path))]
+               for path in meta.get("deletePathPatterns") or [] if data_file_name(posixpath.basename(path))]
     if index.kind == BLOOM_FILTERS_KIND:
         instant = str(clean_metadata["startCleanTime"])
         return KeyedChange.of_puts(encode_bloom_filters(p, [(name, instant, "", b"")], is_deleted=True)
@@ -295,32 +304,38 @@ def change_of_clean(index: ExpressionIndex, table: HoodieTable, clean_metadata: 
 def expression_index_differences(index: ExpressionIndex, table: HoodieTable) -> list[str]:
     """Every latest data file whose record is missing or does not hold its values: a column_stats record whose
     min, max, null or value count differ from the file's, a base file's bloom filter that misses one of its
-    values."""
-    files = [f for f in slice_files(table.fs_view().latest_file_slices()) if len(index.values(table, f.path))]
+    values. Each file is read once; the index partition is loaded once."""
+    files = slice_files(table.fs_view().latest_file_slices())
     where = f"expression index {index.definition.name}"
+    recorded = _index_partition(index, table)
     if index.kind == BLOOM_FILTERS_KIND:
         return [f"{where}: {f.path}: {problem}" for f in files
-                if f.is_base and (problem := _bloom_problem(index, table, f))]
-    recorded = recorded_ranges(index, table, files)
+                if f.is_base and (problem := _bloom_problem(index, table, f, recorded))]
+    ranges = _file_ranges(index, table, files)
+    held = recorded_ranges(recorded, index, [f for f, _ in ranges])
     found: list[str] = []
-    for file in files:
-        want, got = file_range(index, table, file), recorded.get(file.name)
+    for file, want in ranges:
+        got = held.get(file.name)
         if got is None:
             found.append(f"{where}: {file.path}: no record")
-        elif want is not None and (got.min, got.max, got.null_count, got.value_count) != (
+        elif (got.min, got.max, got.null_count, got.value_count) != (
                 want.min, want.max, want.null_count, want.value_count):
             found.append(f"{where}: {file.path}: the record says {got}, the file {want}")
     return found
 
 
-def _bloom_problem(index: ExpressionIndex, table: HoodieTable, file: DataFile) -> str | None:
-    """What is wrong with one file's bloom record: none, or one of the file's values it does not contain."""
-    partition = KeyedPartition.load_partition(table.storage, table.props, table.timeline, index.definition.name)
-    rows, values = partition.values(pa.array([bloom_filter_key(file.partition, file.name)], pa.string()))
-    records = [r for r in decode_bloom_filters(values) if not r.is_deleted]
+def _bloom_problem(index: ExpressionIndex, table: HoodieTable, file: DataFile, recorded: KeyedPartition
+                   ) -> str | None:
+    """What is wrong with one base file's bloom record: none (also for a file without rows, which has none), or
+    its absence, or one of the file's values it does not contain."""
+    values = index.values(table, file.path)
+    if not len(values):
+        return None
+    text = bloom_text(values.drop_null())
+    rows, recorded_values = recorded.values(pa.array([bloom_filter_key(file.partition, file.name)], pa.string()))
+    records = [r for r in decode_bloom_filters(recorded_values) if not r.is_deleted]
     if not len(rows) or not records:
         return "no bloom filter record"
-    text = bloom_text(index.values(table, file.path).drop_null())
     bloom = load_bloom_filter(records[0].bloom_filter, records[0].type)
     lost = text.filter(pc.invert(pa.array(bloom.might_contain(text)))) if len(text) else text
     return f"its bloom filter misses {lost[0].as_py()!r}" if len(lost) else None
