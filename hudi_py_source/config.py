@@ -425,9 +425,17 @@ MARKERS_TYPE = define(
     unsupported="pyhudi runs no timeline server; it writes DIRECT markers")
 FAILED_WRITES_POLICY = define(
     "hoodie.cleaner.policy.failed.writes", "EAGER", str,
-    "When failed writes are rolled back: pyhudi rolls them back before the next write (EAGER).",
-    choices=("EAGER", "LAZY", "NEVER"), supported=("EAGER",),
-    unsupported=f"{SINGLE_WRITER_ONLY}; failed writes are rolled back eagerly, before the next write (EAGER)")
+    "Failed writes (pending instants whose heartbeat expired) are rolled back before the next write, by EAGER and "
+    "LAZY alike: with one writer at a time there is no reason to leave them to the cleaner.",
+    choices=("EAGER", "LAZY", "NEVER"), supported=("EAGER", "LAZY"),
+    unsupported="pyhudi rolls failed writes back before the next write (EAGER or LAZY); it does not keep them")
+HEARTBEAT_INTERVAL_MS = define(
+    "hoodie.client.heartbeat.interval_in_ms", 60000, int,
+    "How often a writer rewrites its heartbeat (.hoodie/.heartbeat/<instant>) while its instant is pending.",
+    validate=_positive)
+HEARTBEAT_TOLERABLE_MISSES = define(
+    "hoodie.client.heartbeat.tolerable.misses", 2, int,
+    "Beats a writer may miss before others take its pending instant for a failed write.", validate=_positive)
 WRITE_CONCURRENCY_MODE = define(
     "hoodie.write.concurrency.mode", "SINGLE_WRITER", str,
     "How concurrent writers are kept apart; pyhudi writes single-writer only.",

@@ -84,6 +84,16 @@ class HoodieCommitConflictError(HoodieTimelineError):
         self.conflicting = conflicting
 
 
+class HoodieConcurrentWriterError(HoodieTimelineError):
+    """Another writer is at work on the table (`other`, the pending instant whose heartbeat lives), or this write's
+    own heartbeat expired (`other` None) so another writer may have rolled it back. Nothing was committed by this
+    write; writing again once the other has finished succeeds."""
+
+    def __init__(self, message: str, *, instant: str | None, other: str | None) -> None:
+        super().__init__(message, instant=instant)
+        self.other = other
+
+
 class HoodieTableChangedError(HoodieTimelineError):
     """The table changed under a read: a timeline file or data file it planned with was archived, cleaned or
     rolled back meanwhile. Nothing is wrong with the table; running the query again sees its new state. `path`

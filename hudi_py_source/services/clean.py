@@ -46,6 +46,7 @@ from ..config import (
     CLEANER_HOURS_RETAINED,
     CLEANER_INCREMENTAL_MODE,
     CLEANER_POLICY,
+    FAILED_WRITES_POLICY,
     HoodieConfig,
 )
 from ..storage import Storage
@@ -64,6 +65,7 @@ from ..timeline.instant import (
     format_instant_time,
 )
 from ..timeline.service_plans import compaction_operations, pending_clustering_file_groups
+from ..write.heartbeat import HeartbeatSettings
 from ..write.metadata_writer import (
     MetadataTableWriter,
     change_of_clean,
@@ -73,6 +75,7 @@ from ..write.metadata_writer import (
     metadata_clean_waits,
     refuse_unkept_metadata,
 )
+from ..write.rollback import rollback_expired_writes
 from .savepoint import savepoint_instants, savepointed_files
 
 LOG = logging.getLogger("hudi_py_source.clean")
@@ -435,9 +438,15 @@ def finish_pending_cleans(table: HoodieTable) -> list[str]:
 
 def clean(storage: Storage, options: dict[str, Any] | None = None, now: datetime | None = None) -> str | None:
     """Finish pending cleans, then plan and run a new one when due; the instant of the last clean run here,
-    None when there was nothing to do. `now` (for KEEP_LATEST_BY_HOURS) defaults to the wall clock."""
+    None when there was nothing to do. `now` (for KEEP_LATEST_BY_HOURS) defaults to the wall clock. With
+    hoodie.cleaner.policy.failed.writes=LAZY the failed writes whose heartbeat expired are rolled back first, as
+    Hudi's cleaner does (live writers' instants stay)."""
     refuse_unkept_metadata(storage, "a clean")
-    return clean_table(HoodieTable.load(storage), HoodieConfig(options or {}), _new_instant_time, now)
+    cfg = HoodieConfig(options or {})
+    table = HoodieTable.load(storage)
+    if cfg.get(FAILED_WRITES_POLICY) == "LAZY":
+        table = rollback_expired_writes(table, HeartbeatSettings.of(cfg))
+    return clean_table(table, cfg, _new_instant_time, now)
 
 
 def _new_instant_time(table: HoodieTable) -> str:

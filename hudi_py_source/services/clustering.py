@@ -73,6 +73,7 @@ from ..timeline.service_plans import pending_clustering_file_groups, pending_com
 from ..write.base_files import base_file_write_stat, base_file_writer
 from ..write.clustering_updates import ALLOW_UPDATES
 from ..write.commit import Commit
+from ..write.heartbeat import HeartbeatSettings
 from ..write.markers import WriteMarkers
 from ..write.metadata_writer import refuse_unkept_metadata
 from ..write.rollback import rollback_failed_writes, rollback_instant
@@ -450,11 +451,12 @@ def _execute_clustering(table: HoodieTable, instant_time: str, options: dict[str
     avro_json = to_json(avro) if avro is not None else ""
     out = _Output(table, instant_time, HoodieConfig(options or {}), full_schema(schema), avro_json,
                   plan.preserve_metadata)
-    commit = Commit.resume(table, pending, CLUSTER)
-    started = time.monotonic()
-    stats = [stat for group in plan.groups for stat in _cluster_group(out, group, plan.sort_columns)]
-    commit.complete(stats, {"schema": avro_json}, _replaced(plan),
-                    out.cfg.get(METADATA_COMPACT_MAX_DELTA_COMMITS))
+    heartbeat = HeartbeatSettings.of(out.cfg)
+    with Commit.resume(table, pending, CLUSTER, heartbeat) as commit:
+        started = time.monotonic()
+        stats = [stat for group in plan.groups for stat in _cluster_group(out, group, plan.sort_columns)]
+        commit.complete(stats, {"schema": avro_json}, _replaced(plan),
+                        out.cfg.get(METADATA_COMPACT_MAX_DELTA_COMMITS), heartbeat)
     LOG.info("clustering %s: %d group(s) into %d file(s) in %.1f s", instant_time, len(plan.groups),
              out.files_written, time.monotonic() - started)
     return instant_time

@@ -72,6 +72,7 @@ from ..timeline.service_plans import (
 )
 from ..write.base_files import base_file_write_stat, base_file_writer
 from ..write.commit import CompactionCommit
+from ..write.heartbeat import HeartbeatSettings
 from ..write.markers import WriteMarkers
 from ..write.metadata_writer import refuse_unkept_metadata
 from ..write.rollback import rollback_instant
@@ -294,11 +295,13 @@ def _execute_compaction(table: HoodieTable, instant_time: str, options: dict[str
         raise HoodieTableError(f"no compaction {instant_time} on the timeline of {storage.base_url}")
     if instant.is_completed:
         return instant_time
-    commit = CompactionCommit.resume(table, instant, "COMPACT")
-    started = time.monotonic()
-    stats = _execute(commit.table, commit.instant, dict(options or {}))
-    commit.complete(stats, {"schema": _schema_json(commit.table.avro_schema())},
-                    metadata_compact_every=HoodieConfig(options or {}).get(METADATA_COMPACT_MAX_DELTA_COMMITS))
+    cfg = HoodieConfig(options or {})
+    with CompactionCommit.resume(table, instant, "COMPACT", HeartbeatSettings.of(cfg)) as commit:
+        started = time.monotonic()
+        stats = _execute(commit.table, commit.instant, dict(options or {}))
+        commit.complete(stats, {"schema": _schema_json(commit.table.avro_schema())},
+                        metadata_compact_every=cfg.get(METADATA_COMPACT_MAX_DELTA_COMMITS),
+                        heartbeat=HeartbeatSettings.of(cfg))
     LOG.info("compaction %s: %d file slice(s) in %.1f s", instant_time, len(stats), time.monotonic() - started)
     return instant_time
 

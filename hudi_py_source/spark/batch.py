@@ -7,6 +7,7 @@ no SparkSession, so everything they need travels in the pickled writer and the t
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +42,8 @@ from ..read.predicates import Predicate, supports, to_expression
 from ..read.query import plan_read
 from ..table.file_names import write_token
 from ..write.client import abort_write, commit_write, start_write, write_task
+from ..write.heartbeat import HeartbeatSettings
+from ..write.heartbeat_keeper import hand_over
 from ..write.job import TaskResult, WriteJob
 from .catalog import guard_batches
 from .options import hoodie_options, table_storage
@@ -191,6 +194,7 @@ class PyHudiWriter(DataSourceArrowWriter):
         arrow_schema = to_arrow_schema(schema, timezone="UTC")
         job = start_write(storage, hoodie_options(options), arrow_schema, "overwrite" if overwrite else "append")
         assert job is not None
+        hand_over(job.storage, job.instant_time, HeartbeatSettings.of(job.config), os.getppid())
         self.job: WriteJob = job
         self.guard_meta_columns = guard_meta_columns
 

@@ -56,6 +56,7 @@ from ..table.table_version import upgrade_asked, version_to_write
 from ..timeline import avro_models
 from ..timeline.instant import INFLIGHT, Instant
 from .commit import Commit
+from .heartbeat import HeartbeatSettings, acting_as, refuse_live_writers, stop_heartbeat
 from .job import MERGE_OPERATIONS, NEW_FILE_OPERATIONS, TaskResult, WriteJob
 from .metadata_writer import prepare_metadata_table, wanted_partitions
 from .new_file_groups import collect_partitions, write_new_file_groups
@@ -357,7 +358,10 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
         if cfg.get(METADATA_ENABLE) or wanted_partitions(cfg):
             table = prepare_metadata_table(table, cfg, "a write")
     else:
-        table = rollback_failed_writes(prepare_metadata_table(table, cfg, "a write"))
+        heartbeat = HeartbeatSettings.of(cfg)
+        refuse_live_writers(storage, table.timeline, heartbeat, None)
+        table = rollback_failed_writes(prepare_metadata_table(table, cfg, "a write"), heartbeat,
+                                       live_writers_refused=True)
         if finish_interrupted_inline_services(storage, cfg):
             table = table.reload()
     last = table.timeline.last_completed_commit()
@@ -365,7 +369,11 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
                    last.timestamp if last else None, table.props.table_type, table,
                    cdc_mode=table.props.cdc_logging_mode if table.props.cdc_enabled else None)
     job.instant_time = _open_instant(table, job)
-    clean_metadata_table(table, cfg)
+    try:
+        clean_metadata_table(table, cfg)
+    except BaseException:
+        stop_heartbeat(storage, job.instant_time)
+        raise
     return job
 
 
@@ -385,11 +393,23 @@ def _upgraded(table: HoodieTable, options: dict[str, Any]) -> HoodieTable:
 
 def _open_instant(table: HoodieTable, job: WriteJob) -> str:
     """The write's instant; an overwrite's requested file holds an empty replace plan, as Hudi writes it (Hudi
-    1.x names the operation there)."""
+    1.x names the operation there).
+
+    Two writers starting together may each have found no live writer before the other's instant existed; each
+    looks again once its own instant exists (its heartbeat beating first), so at least one of them sees the
+    other, withdraws its instant (nothing is written yet) and is refused."""
     plan = b""
     if job.action == "replacecommit":
         plan = _requested_replace(table.props.layout_version, job.operation.upper())
-    return Commit.start(table, job.action, job.operation.upper(), plan).instant_time
+    heartbeat = HeartbeatSettings.of(job.config)
+    commit = Commit.start(table, job.action, job.operation.upper(), plan, heartbeat)
+    try:
+        refuse_live_writers(table.storage, table.timeline.reload(), heartbeat, commit.instant_time)
+    except BaseException:
+        table.timeline.delete_instant_files(commit.instant)
+        stop_heartbeat(table.storage, commit.instant_time)
+        raise
+    return commit.instant_time
 
 
 def _requested_replace(layout: int, operation: str) -> bytes:
@@ -430,19 +450,26 @@ def _replaced_file_ids(table: HoodieTable, job: WriteJob, results: list[TaskResu
 
 
 def commit_write(job: WriteJob, results: list[TaskResult], extra_metadata: dict[str, str] | None = None) -> str:
-    """Complete the instant: the new files become visible to readers only now. `extra_metadata` lands in
-    the commit's extraMetadata beside the schema (a streaming sink keeps its batch id there)."""
+    """Complete the instant: the new files become visible to readers only now; then its post-commit services,
+    the write's heartbeat beating on until they end. `extra_metadata` lands in the commit's extraMetadata beside
+    the schema (a streaming sink keeps its batch id there)."""
     stats = [s for r in results for s in r.write_stats]
-    if job.merges:
-        merged, upsert_stats = write_targets(job, results)
-        stats.extend(merged)
-        if upsert_stats.missing_deletes:
-            LOG.info("%s: %d deleted key(s) are not in the table; their deletes were no-ops",
-                     job.instant_time, upsert_stats.missing_deletes)
-    replaced = _replaced_file_ids(job.table, job, results) if job.action == "replacecommit" else None
-    metadata = _commit_of(job).complete(stats, {**(extra_metadata or {}), "schema": job.avro_schema_json}, replaced,
-                                        job.config.get(METADATA_COMPACT_MAX_DELTA_COMMITS))
-    run_post_commit(job.storage, job.config, job.instant_time, job.action, metadata)
+    with _commit_of(job) as commit:
+        if job.merges:
+            merged, upsert_stats = write_targets(job, results)
+            stats.extend(merged)
+            if upsert_stats.missing_deletes:
+                LOG.info("%s: %d deleted key(s) are not in the table; their deletes were no-ops",
+                         job.instant_time, upsert_stats.missing_deletes)
+        replaced = _replaced_file_ids(job.table, job, results) if job.action == "replacecommit" else None
+        metadata = commit.complete(stats, {**(extra_metadata or {}), "schema": job.avro_schema_json}, replaced,
+                                   job.config.get(METADATA_COMPACT_MAX_DELTA_COMMITS), HeartbeatSettings.of(job.config),
+                                   keep_heartbeat=True)
+    try:
+        with acting_as(job.instant_time):
+            run_post_commit(job.storage, job.config, job.instant_time, job.action, metadata)
+    finally:
+        stop_heartbeat(job.storage, job.instant_time)
     return job.instant_time
 
 
@@ -454,5 +481,8 @@ def abort_write(job: WriteJob) -> None:
     """Roll the instant back now; whatever a straggler task writes later the next write rolls back."""
     table = job.table.reload()
     pending = table.timeline.find(job.instant_time)
-    if pending is not None and not pending.is_completed:
-        rollback_instant(table, pending)
+    try:
+        if pending is not None and not pending.is_completed:
+            rollback_instant(table, pending)
+    finally:
+        stop_heartbeat(job.storage, job.instant_time)

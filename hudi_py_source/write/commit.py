@@ -32,6 +32,7 @@ from __future__ import annotations
 import logging
 import posixpath
 from collections.abc import Iterable, Mapping
+from types import TracebackType
 
 from ..storage import Storage
 from ..table.file_group_id import FileGroupId
@@ -39,6 +40,14 @@ from ..table.file_names import parse_base_file_name, parse_log_file_name
 from ..table.hoodie_table import HoodieTable
 from ..timeline.commit_metadata import CommitMetadata, WriteStat
 from ..timeline.instant import INFLIGHT, REQUESTED, Instant
+from .heartbeat import (
+    DEFAULT_SETTINGS,
+    HeartbeatSettings,
+    refuse_expired,
+    refuse_live_instant,
+    start_heartbeat,
+    stop_heartbeat,
+)
 from .log_append import logs_of_append_marker
 from .markers import WriteMarkers
 from .metadata_writer import (
@@ -65,26 +74,51 @@ class Commit:
         self.operation_type = operation_type
 
     @classmethod
-    def start(cls, table: HoodieTable, action: str, operation_type: str, plan: bytes = b"") -> Commit:
-        """A new instant, requested (with `plan`) and inflight (with the operation Hudi records there)."""
+    def start(cls, table: HoodieTable, action: str, operation_type: str, plan: bytes = b"",
+              heartbeat: HeartbeatSettings = DEFAULT_SETTINGS) -> Commit:
+        """A new instant, its heartbeat beating before it is requested (with `plan`) and inflight (with the
+        operation Hudi records there)."""
         timeline = table.timeline
-        requested = timeline.create_requested(timeline.new_instant_time(table.props.timeline_timezone), action,
-                                              plan)
-        profile = CommitMetadata({}, False, {}, operation_type, None)
-        return cls(table, timeline.transition_to_inflight(requested, profile.to_bytes(timeline.layout_version)),
-                   operation_type)
+        instant_time = timeline.new_instant_time(table.props.timeline_timezone)
+        start_heartbeat(table.storage, instant_time, heartbeat)
+        try:
+            requested = timeline.create_requested(instant_time, action, plan)
+            profile = CommitMetadata({}, False, {}, operation_type, None)
+            inflight = timeline.transition_to_inflight(requested, profile.to_bytes(timeline.layout_version))
+        except BaseException:
+            stop_heartbeat(table.storage, instant_time)
+            raise
+        return cls(table, inflight, operation_type)
 
     @classmethod
-    def resume(cls, table: HoodieTable, planned: Instant, operation_type: str) -> Commit:
-        """The scheduled instant `planned` runs: REQUESTED moves to INFLIGHT; an attempt that died INFLIGHT is
-        rolled back to its plan first (its files deleted, the rollback recorded on the timeline)."""
+    def resume(cls, table: HoodieTable, planned: Instant, operation_type: str,
+               heartbeat: HeartbeatSettings = DEFAULT_SETTINGS) -> Commit:
+        """The scheduled instant `planned` runs, its heartbeat beating: REQUESTED moves to INFLIGHT; an attempt
+        that died INFLIGHT (its heartbeat expired; a live one is another process's run, and refused) is rolled
+        back to its plan first (its files deleted, the rollback recorded on the timeline)."""
         if planned.state == INFLIGHT:
+            refuse_live_instant(table.storage, planned.timestamp, heartbeat)
             LOG.info("rolling back the failed attempt of %s %s before running it again", planned.action,
                      planned.timestamp)
             rollback_instant(table, planned, keep_requested=True)
             table = table.reload()
             planned = Instant(planned.timestamp, planned.action, REQUESTED)
-        return cls(table, table.timeline.transition_to_inflight(planned), operation_type)
+        start_heartbeat(table.storage, planned.timestamp, heartbeat)
+        try:
+            return cls(table, table.timeline.transition_to_inflight(planned), operation_type)
+        except BaseException:
+            stop_heartbeat(table.storage, planned.timestamp)
+            raise
+
+    def __enter__(self) -> Commit:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        """Work between start and complete that fails stops the heartbeat: the instant is then a failed write,
+        rolled back by the next run, in this process or another."""
+        if error is not None:
+            stop_heartbeat(self.storage, self.instant_time)
 
     @property
     def instant_time(self) -> str:
@@ -96,10 +130,25 @@ class Commit:
 
     def complete(self, stats: Iterable[WriteStat], extra_metadata: Mapping[str, str],
                  replaced: Mapping[str, list[str]] | None = None,
-                 metadata_compact_every: int = DEFAULT_MAX_DELTA_COMMITS) -> CommitMetadata:
+                 metadata_compact_every: int = DEFAULT_MAX_DELTA_COMMITS,
+                 heartbeat: HeartbeatSettings = DEFAULT_SETTINGS, keep_heartbeat: bool = False) -> CommitMetadata:
         """Publish the instant with the files `stats` report (see the module docstring); returns its metadata.
-        `metadata_compact_every`: hoodie.metadata.compact.max.delta.commits, for a table with a metadata table."""
-        reported = list(stats)
+        `metadata_compact_every`: hoodie.metadata.compact.max.delta.commits, for a table with a metadata table.
+        The heartbeat stops, unless `keep_heartbeat` asks it to beat on through a write's post-commit services;
+        it stops in any case if the instant did not complete, which is then a failed write."""
+        try:
+            metadata = self._complete(list(stats), extra_metadata, replaced, metadata_compact_every, heartbeat)
+        except BaseException:
+            stop_heartbeat(self.storage, self.instant_time)
+            raise
+        if not keep_heartbeat:
+            stop_heartbeat(self.storage, self.instant_time)
+        return metadata
+
+    def _complete(self, reported: list[WriteStat], extra_metadata: Mapping[str, str],
+                  replaced: Mapping[str, list[str]] | None, metadata_compact_every: int,
+                  heartbeat: HeartbeatSettings) -> CommitMetadata:
+        refuse_expired(self.storage, self.instant_time, heartbeat)
         delete_unreported_files(self.storage, self.instant_time, reported)
         by_partition: dict[str, list[WriteStat]] = {}
         for stat in reported:
@@ -115,8 +164,11 @@ class Commit:
         return metadata
 
     def abort(self) -> str:
-        """Roll the instant back now; returns the rollback's instant time."""
-        return rollback_instant(self.table, self.instant)
+        """Roll the instant back now and stop its heartbeat; returns the rollback's instant time."""
+        try:
+            return rollback_instant(self.table, self.instant)
+        finally:
+            stop_heartbeat(self.storage, self.instant_time)
 
 
 class CompactionCommit(Commit):

@@ -14,6 +14,7 @@ from ..table.hoodie_table import HoodieTable
 from ..timeline import avro_models
 from ..timeline.active import ActiveTimeline
 from ..timeline.instant import INFLIGHT, Instant
+from .heartbeat import heartbeat_path
 from .markers import WriteMarkers
 
 # Runs after the instant's files are deleted and before the rollback completes (the metadata table's update).
@@ -89,6 +90,7 @@ def finish_rollback(table: HoodieTable, timeline: ActiveTimeline, inflight: Inst
         table.storage.delete(path)
         deleted.setdefault(posixpath.dirname(path), []).append(path)
     WriteMarkers(table.storage, instant.timestamp).delete_all()
+    table.storage.delete(heartbeat_path(instant.timestamp))
     if before_complete is not None:
         before_complete(inflight.timestamp)
     if keep_requested:

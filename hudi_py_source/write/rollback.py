@@ -1,4 +1,4 @@
-"""Rolling back writes that never completed (hoodie.cleaner.policy.failed.writes=EAGER).
+"""Rolling back writes that never completed: pending instants whose writer is gone (see write/heartbeat.py).
 
 A failed write leaves base files that hudi-rs would read (it does not check a v6 file's instant),
 so before any later instant completes, every file of the failed instant is deleted and the
@@ -19,6 +19,7 @@ from ..table.file_names import parse_base_file_name
 from ..table.hoodie_table import HoodieTable
 from ..timeline import avro_models
 from ..timeline.instant import Instant
+from .heartbeat import DEFAULT_SETTINGS, HeartbeatSettings, live_instants, refuse_live_writers
 from .instant_rollback import BeforeComplete, finish_rollback, rollback_files
 from .log_append import first_block_instant, logs_of_append_marker
 from .markers import WriteMarkers
@@ -121,17 +122,37 @@ def refuse_pending_restore(table: HoodieTable) -> None:
             "Table.restore(<its savepoint>) before writing; until then the table may be inconsistent")
 
 
-def rollback_failed_writes(table: HoodieTable) -> HoodieTable:
-    """Roll back every pending write: with a single writer, none of them has a live writer left. A pending
-    clustering is no failed write but a plan still to execute (Hudi leaves it to the clustering service).
-    Timeline files a dead writer wrote aside and never published go too. Returns the table as it is after:
-    `table` itself when nothing was rolled back, else reloaded."""
+def failed_write_candidates(table: HoodieTable) -> list[Instant]:
+    """Pending writes: failed unless their heartbeat lives. A pending clustering is no failed write but a plan
+    still to execute (Hudi leaves it to the clustering service)."""
+    return [pending for pending in table.timeline.pending()
+            if pending.action in WRITE_ACTIONS and table.timeline.clustering_plan(pending) is None]
+
+
+def rollback_failed_writes(table: HoodieTable, heartbeat: HeartbeatSettings = DEFAULT_SETTINGS,
+                           live_writers_refused: bool = False) -> HoodieTable:
+    """Roll back every failed write, after refusing to run beside a live writer (its heartbeat beats: it is at
+    work, and rolling it back would delete what it is writing) unless the caller has just refused them. Timeline
+    files a dead writer wrote aside and never published go too. Returns the table as it is after: `table` itself
+    when nothing was rolled back, else reloaded."""
     refuse_pending_restore(table)
+    if not live_writers_refused:
+        refuse_live_writers(table.storage, table.timeline, heartbeat, None)
     for leftover in table.timeline.leftovers:
         table.storage.delete(leftover)
     table = resume_pending_rollbacks(table)
-    for pending in table.timeline.pending():
-        if pending.action in WRITE_ACTIONS and table.timeline.clustering_plan(pending) is None:
-            rollback_instant(table, pending)
-            table = table.reload()
+    return _rollback(table, failed_write_candidates(table))
+
+
+def rollback_expired_writes(table: HoodieTable, heartbeat: HeartbeatSettings) -> HoodieTable:
+    """Roll back the pending writes whose heartbeat has expired and leave live ones be: Hudi's cleaner under
+    hoodie.cleaner.policy.failed.writes=LAZY, which runs beside writers."""
+    live = live_instants(table.storage, heartbeat)
+    return _rollback(table, [i for i in failed_write_candidates(table) if i.timestamp not in live])
+
+
+def _rollback(table: HoodieTable, failed: list[Instant]) -> HoodieTable:
+    for pending in failed:
+        rollback_instant(table, pending)
+        table = table.reload()
     return table

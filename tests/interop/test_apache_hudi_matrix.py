@@ -38,6 +38,7 @@ import pyarrow.compute as pc
 import pytest
 from apache_hudi.client import ApacheHudiError, run_apache_hudi
 from support.cow_operations import KEYGENS, key_of, partition_of, rows
+from support.faults import heartbeats_expire
 from support.interop import assert_same_table
 
 from hudi_py_source import Table
@@ -124,6 +125,7 @@ def crash(live: LiveTable) -> None:
     options = write_options(live.table_type, live.keygen, "bulk_insert")
     job = start_write(Storage(str(live.path)), options, data.schema)
     write_task(job, [data], write_token(0, 0, 0), 0)
+    heartbeats_expire(str(live.path))  # its driver died
 
 
 def insert_overwrite(live: LiveTable) -> None:
@@ -520,6 +522,7 @@ def pyhudi_changes(path: Path, table_type: str, keygen: str) -> dict[str, Any]:
     data = rows(PYHUDI_CRASH_IDS, 7)
     job = start_write(Storage(str(path)), write_options(table_type, keygen, "bulk_insert", name="apache"), data.schema)
     write_task(job, [data], write_token(0, 0, 0), 0)
+    heartbeats_expire(str(path))  # its driver died
     return {**done, "failed": job.instant_time}
 
 

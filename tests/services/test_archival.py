@@ -16,6 +16,7 @@ import fastavro
 import pyarrow as pa
 import pytest
 from support.cow_operations import data_rows, options, rows
+from support.faults import heartbeats_expire
 from support.mor_write import mor_options
 from support.oracles import hudi_rs_read
 
@@ -230,6 +231,7 @@ def test_rollback_older_than_the_archived_commits_does_not_hide_them(tmp_path) -
     done = commits(url, 1, cow())
     job = start_write(Storage(url), cow(), rows(range(30, 32)).schema)
     write_task(job, [rows(range(30, 32))], "0-0-0", 0)
+    heartbeats_expire(url)  # its driver died
     done.append(Table(url).write(TOKYO, cow()))
     rollbacks = [i.timestamp for i in HoodieTable.load(Storage(url)).timeline.completed() if i.action == "rollback"]
     assert len(rollbacks) == 1 and done[0] < rollbacks[0] < done[1]

@@ -17,6 +17,7 @@ import pytest
 from support.clustering import two_commits
 from support.compaction import mor_table
 from support.cow_operations import data_rows, options, rows
+from support.faults import heartbeats_expire
 from support.mor_write import base_files
 from support.oracles import hudi_rs_read
 
@@ -293,6 +294,7 @@ def test_inserts_and_failed_writes_leave_pending_clustering_alone(tmp_path, tabl
     # a write that dies before committing, then an insert: the next write rolls the dead one back, not the plan
     job = start_write(Storage(url), insert, rows(range(50, 53)).schema)
     write_task(job, rows(range(50, 53)).to_batches(), "0-0-0", 0)
+    heartbeats_expire(url)  # its driver died
     table.write(rows(range(12, 18)), insert)
     assert pending(url) == [(instant_time, "replacecommit", "REQUESTED")]
     assert timeline(url).find(job.instant_time) is None

@@ -298,11 +298,12 @@ def test_write_with_inline_clustering_finishes_an_interrupted_one(tmp_path: Path
     table = Table(str(path))
     for operation, ids, data_version, _ in STEPS:
         table.write(rows(ids, data_version), cluster_options(operation, version, table_type))
-    storage = FaultInjectingStorage(str(path), crash_at=6)
+    storage = FaultInjectingStorage(str(path), crash_at=7)
     with pytest.raises(InjectedCrash):
         cluster(storage)
     crashed = storage.mutations[0].split("/")[-1].split(".")[0]
-    assert storage.mutations[:2] == [f"create .hoodie/timeline/{crashed}.clustering.requested",
+    assert storage.mutations[:3] == [f"create .hoodie/timeline/{crashed}.clustering.requested",
+                                     f"write .hoodie/.heartbeat/{crashed}",
                                      f"create .hoodie/timeline/{crashed}.clustering.inflight"]
     table.write(rows([0], 5), cluster_options("upsert", version, table_type, **INLINE))
     timeline = sorted(p.name for p in (path / ".hoodie" / "timeline").iterdir())

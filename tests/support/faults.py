@@ -12,10 +12,20 @@ from __future__ import annotations
 from typing import IO, Any
 
 from hudi_py_source.storage import Storage
+from hudi_py_source.write.heartbeat import HEARTBEAT_FOLDER, stop_heartbeat
 
 
 class InjectedCrash(Exception):
     """The storage 'died' at this mutation."""
+
+
+def heartbeats_expire(table_path: str) -> None:
+    """Time passes after writers died: their heartbeats stop beating and expire, so the survivors take their
+    pending instants for failed writes. (This process's beating threads stop; the files go, which reads as
+    expired.)"""
+    storage = Storage(table_path)
+    for info in storage.list(HEARTBEAT_FOLDER):
+        stop_heartbeat(storage, info.name)
 
 
 class FaultInjectingStorage(Storage):
@@ -24,12 +34,14 @@ class FaultInjectingStorage(Storage):
     def __init__(self, base_path: str, storage_options: dict[str, Any] | None = None,
                  crash_at: int | None = None) -> None:
         super().__init__(base_path, storage_options)
+        self.table_path = self.base_url
         self.crash_at = crash_at
         self.mutations: list[str] = []
 
     def _mutate(self, what: str, rel: str) -> None:
         self.mutations.append(f"{what} {rel}")
         if self.crash_at is not None and len(self.mutations) >= self.crash_at:
+            heartbeats_expire(self.table_path)
             raise InjectedCrash(f"injected crash at mutation {len(self.mutations)}: {what} {rel}")
 
     def write_bytes(self, rel: str, data: bytes) -> None:

@@ -14,6 +14,7 @@ from hudi_py_source.storage import Storage
 from hudi_py_source.table.file_names import write_token
 from hudi_py_source.table.properties import TableProperties
 from hudi_py_source.write.client import start_write, write_task
+from support.faults import heartbeats_expire
 from support.oracles import hudi_rs_read
 from support.v8_writes import rows
 
@@ -45,6 +46,7 @@ def write_v6_history(path: str, table_type: str) -> None:
     failed = start_write(Storage(path), options("insert", table_type), rows([7], 5).schema)
     assert failed is not None
     write_task(failed, rows([7], 5).to_batches(), write_token(0, 0, 0), 0)
+    heartbeats_expire(path)  # its driver died
 
 
 RETAIN = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}

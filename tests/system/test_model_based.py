@@ -43,6 +43,7 @@ from apache_hudi.client import run_apache_hudi
 from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder
 from hypothesis import HealthCheck, Phase, example, given, seed, settings
 from hypothesis import strategies as st
+from support.faults import heartbeats_expire
 from support.interop import assert_same_table
 from support.oracles import hudi_rs_read
 
@@ -158,6 +159,7 @@ def run_step(url: str, opts: dict[str, str], s: dict, model: dict[str, dict], fl
         abort_write(job)
         return None
     if s["failure"] == "driver_dies":
+        heartbeats_expire(url)
         return None
     instant = commit_write(job, results)
     written = apply_to_model(model, s["op"], batch, event_time="hoodie.write.table.version" in opts)

@@ -57,9 +57,9 @@ def files_under(root: Path) -> list[str]:
      "org.apache.hudi.client.transaction.lock.InProcessLockProvider is accepted"),
     ("hoodie.write.lock.zookeeper.url", "zk:2181",
      "hoodie.write.lock.zookeeper.url='zk:2181' is not supported yet: pyhudi writes single-writer only"),
-    ("hoodie.cleaner.policy.failed.writes", "LAZY",
-     "hoodie.cleaner.policy.failed.writes='LAZY' is not supported yet: pyhudi writes single-writer only; failed "
-     "writes are rolled back eagerly, before the next write (EAGER)"),
+    ("hoodie.cleaner.policy.failed.writes", "NEVER",
+     "hoodie.cleaner.policy.failed.writes='NEVER' is not supported yet: pyhudi rolls failed writes back before the "
+     "next write (EAGER or LAZY); it does not keep them"),
 ])
 def test_multi_writer_options_fail_the_write_before_any_file(tmp_path: Path, key: str, value: str,
                                                              message: str) -> None:

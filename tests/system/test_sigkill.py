@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from support.faults import heartbeats_expire
 from support.oracles import hudi_rs_read
 from support.versioned_writer import states
 
@@ -75,6 +76,7 @@ def one_round(path: str, table_type: str, rng: random.Random, campaign: Campaign
     time.sleep(rng.uniform(0.0, 1.2))
     writer.send_signal(signal.SIGKILL)
     out, err = writer.communicate()
+    heartbeats_expire(path)  # the next writer comes after the killed one's heartbeat has expired
     committed = [int(line.split()[1]) for line in out.splitlines() if line.startswith("committed ")]
     campaign.kills += 1
     if writer.returncode != -signal.SIGKILL:

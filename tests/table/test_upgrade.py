@@ -90,12 +90,12 @@ def expected_properties(table_type: str, version: int, came_down: bool = False) 
 
 
 LAYOUT_1 = {
-    COW: [".aux", ".schema", ".temp", "T.clean", "T.clean.inflight", "T.clean.requested", "T.commit", "T.commit",
-          "T.commit", "T.commit.requested", "T.commit.requested", "T.commit.requested", "T.inflight", "T.inflight",
-          "T.inflight", "T.rollback", "T.rollback.inflight", "T.rollback.requested", "archived", "hoodie.properties",
-          "timeline"],
-    MOR: [".aux", ".schema", ".temp", "T.commit", "T.commit", "T.compaction.inflight", "T.compaction.inflight",
-          "T.compaction.requested", "T.compaction.requested"] + ["T.deltacommit"] * 4
+    COW: [".aux", ".heartbeat", ".schema", ".temp", "T.clean", "T.clean.inflight", "T.clean.requested", "T.commit",
+          "T.commit", "T.commit", "T.commit.requested", "T.commit.requested", "T.commit.requested", "T.inflight",
+          "T.inflight", "T.inflight", "T.rollback", "T.rollback.inflight", "T.rollback.requested", "archived",
+          "hoodie.properties", "timeline"],
+    MOR: [".aux", ".heartbeat", ".schema", ".temp", "T.commit", "T.commit", "T.compaction.inflight",
+          "T.compaction.inflight", "T.compaction.requested", "T.compaction.requested"] + ["T.deltacommit"] * 4
          + ["T.deltacommit.inflight"] * 4 + ["T.deltacommit.requested"] * 4
          + ["T.rollback", "T.rollback.inflight", "T.rollback.requested", "archived", "hoodie.properties", "timeline"],
 }
@@ -108,7 +108,7 @@ LAYOUT_2 = {
          + ["T.rollback.inflight", "T.rollback.requested", "T_T.commit", "T_T.commit"] + ["T_T.deltacommit"] * 4
          + ["T_T.rollback", "history"],
 }
-META_OF_LAYOUT_2 = [".aux", ".schema", ".temp", "archived", "hoodie.properties", "timeline"]
+META_OF_LAYOUT_2 = [".aux", ".heartbeat", ".schema", ".temp", "archived", "hoodie.properties", "timeline"]
 
 
 def expected_timeline(table_type: str, version: int) -> dict[str, list[str]]:

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from support.cow_operations import data_rows, options, rows
+from support.faults import heartbeats_expire
 from support.oracles import hudi_rs_read
 
 from hudi_py_source import Table
@@ -141,6 +142,7 @@ def test_next_write_rolls_back_a_write_that_never_finished(tmp_path) -> None:
     Table(url).write(rows(range(0, 6)), options("simple", "bulk_insert"))
     job = start_write(storage, options("simple", "bulk_insert"), rows(range(6, 9)).schema)
     write_task(job, rows(range(6, 9)).to_batches(), "0-2-3", 0)  # the driver "was killed" here
+    heartbeats_expire(url)
     assert len([f for f in listing(url) if f.endswith(".parquet")]) == 6
     assert data_rows(Table(url).read()) == rows(range(0, 6)).to_pylist()
     Table(url).write(rows(range(20, 23)), options("simple", "bulk_insert"))

@@ -13,6 +13,7 @@ import posixpath
 import pyarrow as pa
 import pytest
 from support.cow_operations import data_rows, rows
+from support.faults import heartbeats_expire
 from support.mor_write import MOR, base_files, check, log_files, mor_options
 from support.oracles import hudi_rs_read
 
@@ -149,6 +150,7 @@ def test_failed_delta_commit_is_rolled_back(tmp_path, index: str) -> None:
     job = start_write(storage, mor_options("upsert", index), first.schema)
     staged = write_task(job, [rows(list(range(0, 12, 3)) + [40, 41], version=9)], "0-1-1", 0)
     write_targets(job, [staged])  # the commit dies after writing its files
+    heartbeats_expire(url)
     failed_logs, failed_bases = log_files(url), base_files(url)
     assert failed_logs
 

@@ -20,6 +20,7 @@ from typing import Any
 import fastavro
 import pyarrow as pa
 import pytest
+from support.faults import heartbeats_expire
 from support.oracles import assert_reads_like_hudi_rs, hudi_rs_read
 from support.v8_writes import HISTORY, VERSIONS, apply_write, id_to_ts, options, record_id, rows
 
@@ -104,7 +105,9 @@ def test_folders_as_hudi_1x_creates_them(history: dict[str, Any]) -> None:
     meta = history["path"] / ".hoodie"
     assert (meta / "timeline" / "history").is_dir()
     assert not (meta / "archived").exists()
-    assert sorted(p.name for p in meta.iterdir()) == [".aux", ".schema", ".temp", "hoodie.properties", "timeline"]
+    # .heartbeat: pyhudi's writers keep Hudi's heartbeats (Hudi 1.x creates the folder when it keeps them)
+    assert sorted(p.name for p in meta.iterdir()) == [".aux", ".heartbeat", ".schema", ".temp", "hoodie.properties",
+                                                      "timeline"]
 
 
 def test_timeline_files_named_and_filled_as_apache_hudi_12(history: dict[str, Any]) -> None:
@@ -154,6 +157,7 @@ def test_failed_write_rolled_back_as_hudi_1x(tmp_path: Path, version: int) -> No
     job = start_write(table.storage, options("upsert", version), rows([0, 1], 2).schema)
     assert job is not None
     write_task(job, [rows([0, 1], 2)], "0-0-0", 0)
+    heartbeats_expire(str(path))  # its driver died
     table.write(rows([4], 3), options("upsert", version))
     names = [p.name for p in timeline_files(path)]
     assert not any(n.startswith(job.instant_time) for n in names)

@@ -24,6 +24,7 @@ from typing import Any
 import fastavro
 import pyarrow as pa
 import pytest
+from support.faults import heartbeats_expire
 from support.oracles import assert_reads_like_hudi_rs, hudi_rs_read
 from support.v8_mor_writes import MOR_STEPS, apply, mor_options
 from support.v8_writes import VERSIONS, id_to_ts, record_id, rows
@@ -145,6 +146,7 @@ def test_failed_write_rolled_back_with_its_logs(tmp_path: Path, version: int) ->
     job = start_write(table.storage, mor_options("upsert", version), rows([0, 1], 2).schema)
     assert job is not None
     write_targets(job, [write_task(job, [rows([0, 1], 2)], "0-0-0", 0)])  # the commit dies after its files
+    heartbeats_expire(str(path))
     markers = {p.name for p in (path / ".hoodie" / ".temp" / job.instant_time).rglob("*") if p.is_file()}
     assert markers and all(m.endswith(".marker.APPEND") for m in markers)
     failed = [p for p in log_paths(path) if parse_log_file_name(p.name).base_instant == job.instant_time]
