@@ -34,14 +34,16 @@ class _Keep:
 def hand_over(storage: Storage, instant_time: str, settings: HeartbeatSettings, watch_pid: int) -> int:
     """Start a keeper process that beats the instant's heartbeat for as long as `watch_pid` lives and the instant
     is pending, and stop beating it here; the keeper's process id (its command line names the heartbeat file).
-    The keeper beats first thing once forked, well within the tolerance of this process's last beat. It is the
-    child of a process that exits at once, so no process of this one is left to reap it."""
-    starter = subprocess.Popen([sys.executable, "-m", __name__, storage.url(heartbeat_path(instant_time))],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
-    out, _ = starter.communicate(pickle.dumps(_Keep(storage, instant_time, settings, watch_pid)))
+    Nothing waits for it: it beats first thing once started, well within the tolerance of this process's last
+    beat, and Python's subprocess module reaps it once it has exited."""
+    keeper = subprocess.Popen([sys.executable, "-m", __name__, storage.url(heartbeat_path(instant_time))],
+                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    assert keeper.stdin is not None
+    keeper.stdin.write(pickle.dumps(_Keep(storage, instant_time, settings, watch_pid)))
+    keeper.stdin.close()
     release_heartbeat(storage, instant_time)
-    return int(out)
+    return keeper.pid
 
 
 def _alive(pid: int) -> bool:
@@ -73,16 +75,5 @@ def keep_beating(keep: _Keep) -> None:
         keep.storage.delete(path)
 
 
-def main() -> None:
-    """Read what to keep, fork the keeper, say its process id and leave it beating."""
-    keep = pickle.loads(sys.stdin.buffer.read())
-    keeper = os.fork()
-    if keeper:
-        print(keeper, flush=True)
-        return
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the starter's caller reads up to its end
-    keep_beating(keep)
-
-
 if __name__ == "__main__":
-    main()
+    keep_beating(pickle.loads(sys.stdin.buffer.read()))
