@@ -27,7 +27,8 @@ if it breaks the structure; GZ blocks are still covered by gzip's CRC. Lookups (
 `keys_with_prefixes`, `prefix_scan`) decode each data block at most once per call. `lookup` is columnar, for the
 metadata table's record index (one cell per record of the data table): it takes and returns Arrow arrays, decodes
 only the blocks whose index key range holds a key, walks a block's cells in one lean Python loop and leaves
-cutting out rows and values and matching keys to numpy and Arrow; `prefix_scan` too, for a secondary index.
+cutting out rows and values and matching keys to numpy and Arrow; `prefix_scan` too, for a secondary index, and
+`first_cells`, which decodes a file whole.
 
 The writer lays files out as Apache Hudi 1.1's HFileWriterImpl does, so that given the same entries, file
 info, meta blocks and creation time its output is byte-identical to Hudi's (the metadata table's base files,
@@ -483,6 +484,10 @@ class _BlockCells:
         return cls(buf, starts + 10, heads["row_len"].astype(np.int64), starts + 8 + key_lengths,
                    heads["value_len"].astype(np.int64))
 
+    @property
+    def count(self) -> int:
+        return len(self.row_starts)
+
     def rows(self) -> pa.LargeBinaryArray:
         return _gather(self.buf, self.row_starts, self.row_lengths)
 
@@ -496,6 +501,18 @@ def _cells(payload: bytes, with_tags: bool) -> tuple[list[bytes], list[bytes]]:
     rows = [payload[a:a + n] for a, n in zip(cells.row_starts.tolist(), cells.row_lengths.tolist(), strict=True)]
     values = [payload[a:a + n] for a, n in zip(cells.value_starts.tolist(), cells.value_lengths.tolist(), strict=True)]
     return rows, values
+
+
+def _concat(parts: Sequence[pa.LargeBinaryArray]) -> pa.LargeBinaryArray:
+    """`parts` joined into one array; an empty one when there are none."""
+    return pa.concat_arrays(parts) if parts else pa.array([], type=pa.large_binary())
+
+
+def _run_starts(keys: pa.LargeBinaryArray) -> npt.NDArray[np.bool_]:
+    """Per key of sorted `keys`, whether it differs from the one before: the first of each run of equal keys."""
+    first = np.ones(len(keys), dtype=bool)
+    first[1:] = pc.not_equal(keys[1:], keys[:-1]).to_numpy(zero_copy_only=False)
+    return first
 
 
 class _SortedKeys:
@@ -712,8 +729,7 @@ class HFileReader:
             return np.zeros(0, dtype=np.int64), pa.array([], type=pa.large_binary())
         order = pc.sort_indices(asked).to_numpy()
         ordered = asked.take(pa.array(order))
-        first = np.ones(len(asked), dtype=bool)
-        first[1:] = pc.not_equal(ordered[1:], ordered[:-1]).to_numpy(zero_copy_only=False)
+        first = _run_starts(ordered)
         slots, values = self._find_sorted(ordered.filter(pa.array(first)))
         per_key = np.empty(len(asked), dtype=np.int64)
         per_key[order] = slots[np.cumsum(first) - 1]
@@ -732,23 +748,30 @@ class HFileReader:
         blocks = [i for i in range(len(firsts)) if lows[i] < highs[i]]
         slots = np.full(len(keys), -1, dtype=np.int64)
         found: list[pa.LargeBinaryArray] = []
-        batch: list[bytes] = []
-        size = count = low = 0
-        for k, (i, payload) in enumerate(zip(blocks, self._prefetched(blocks), strict=True)):
-            if not batch:
-                low = lows[i]
-            batch.append(payload)
-            size += len(payload)
-            if size < DEFAULT_BLOCK_SIZE and k + 1 < len(blocks):
-                continue
-            cells = self._parse(batch)
-            at = pc.fill_null(pc.index_in(keys[low:highs[i]], value_set=cells.rows()), -1).to_numpy()
-            hits = np.flatnonzero((at >= 0) & (slots[low:highs[i]] < 0))
+        count = 0
+        for first, last, cells in self._batches(blocks):
+            low, high = lows[first], highs[last]
+            at = pc.fill_null(pc.index_in(keys[low:high], value_set=cells.rows()), -1).to_numpy()
+            hits = np.flatnonzero((at >= 0) & (slots[low:high] < 0))
             slots[low + hits] = count + np.arange(len(hits))
             count += len(hits)
             found.append(cells.values(at[hits].astype(np.int64)))
-            batch, size = [], 0
-        return slots, pa.concat_arrays(found) if found else pa.array([], type=pa.large_binary())
+        return slots, _concat(found)
+
+    def _batches(self, blocks: Sequence[int]) -> Iterator[tuple[int, int, _BlockCells]]:
+        """(first block, last block, their cells) of data blocks `blocks` (ascending) parsed in batches of about a
+        megabyte of payload: small blocks are parsed together, so the numpy and Arrow calls run once per batch,
+        not once per block."""
+        batch: list[bytes] = []
+        size = start = 0
+        for k, payload in enumerate(self._prefetched(blocks)):
+            if not batch:
+                start = k
+            batch.append(payload)
+            size += len(payload)
+            if size >= DEFAULT_BLOCK_SIZE or k + 1 == len(blocks):
+                yield blocks[start], blocks[k], self._parse(batch)
+                batch, size = [], 0
 
     def _prefetched(self, blocks: Sequence[int]) -> Iterator[bytes]:
         """The payloads of data blocks `blocks`, in order, each read and decompressed by a worker thread while
@@ -762,8 +785,22 @@ class HFileReader:
 
     def keys(self) -> pa.LargeBinaryArray:
         """Every key (row) in file order, as one Arrow array: the record index reads a file group whole."""
-        rows = [self._parse([self._checked_block(i)]).rows() for i in range(len(self.data_index))]
-        return pa.concat_arrays(rows) if rows else pa.array([], type=pa.large_binary())
+        return _concat([self._parse([self._checked_block(i)]).rows() for i in range(len(self.data_index))])
+
+    def first_cells(self) -> tuple[pa.LargeBinaryArray, pa.LargeBinaryArray]:
+        """(keys, values) of every cell in file order, but only the first of equal keys (which are adjacent), each
+        data block parsed once, in `_batches`; checks the cell count against the trailer, as `items` does. The
+        record index decodes a file whole: `keys` and then `lookup` of them parsed every block twice and built a
+        hash table of all the keys only to pair each key with its own value."""
+        batches = [(cells.rows(), cells.values(np.arange(cells.count)))
+                   for _, _, cells in self._batches(range(len(self.data_index)))]
+        keys, values = _concat([part[0] for part in batches]), _concat([part[1] for part in batches])
+        if len(keys) != self.trailer.entry_count:
+            raise self._error(f"{len(keys)} cells read, trailer says {self.trailer.entry_count}")
+        first = _run_starts(keys)
+        if first.all():
+            return keys, values
+        return keys.filter(pa.array(first)), values.filter(pa.array(first))
 
     def keys_with_prefix(self, prefix: bytes) -> list[tuple[bytes, bytes]]:
         """Every (key, value) whose key starts with `prefix`, in order."""
@@ -806,8 +843,7 @@ class HFileReader:
         rows = cells.rows()
         at = prefix_rows(rows, prefixes)
         found = rows.take(pa.array(at))
-        first = np.ones(len(at), dtype=bool)
-        first[1:] = pc.not_equal(found[1:], found[:-1]).to_numpy(zero_copy_only=False)
+        first = _run_starts(found)
         return found.filter(pa.array(first)), cells.values(at[first])
 
 

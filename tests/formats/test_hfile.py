@@ -578,3 +578,59 @@ def test_lookup_decodes_only_blocks_that_may_hold_a_key(monkeypatch: pytest.Monk
     assert values.to_pylist() == [_value(i) for i in (5000, 5001, 5002, 19999)] + [r.get(firsts[3])]
     holding = {bisect.bisect_right(firsts, _key(i)) - 1 for i in (5000, 19999)}
     assert decoded == sorted(holding | {2, 3}) and len(firsts) > 10
+
+
+# --- decoding a file whole ------------------------------------------------------------------------------
+
+
+def _across_blocks() -> bytes:
+    """Equal keys within blocks and across their boundaries, as HBase may write them (Hudi's writer keeps equal
+    keys in one block)."""
+    blocks = [(b"a", _cell(b"a", b"1") + _cell(b"b", b"2")), (b"b", _cell(b"b", b"3") + _cell(b"b", b"4")),
+              (b"b", _cell(b"b", b"5") + _cell(b"c", b"6") + _cell(b"c", b"7")), (b"c", _cell(b"c", b"8")),
+              (b"d", _cell(b"d", b"9"))]
+    return _hfile(blocks, 9, {LAST_KEY: kv_key(b"d")})
+
+
+FIRST_CELLS_FILES = {
+    **{name: lambda name=name: (HFILES / name).read_bytes()
+       for name in [n for n, _ in SIMPLE] + ["hudi_1_0_hbase_2_4_9_16KB_GZ_200_20_non_unique.hfile",
+                                             "hudi_1_0_hbase_2_4_13_16KB_GZ_20000_fake_first_key.hfile",
+                                             "hudi_1_0_hbase_2_4_9_no_entry.hfile"]},
+    **{case: lambda case=case: write_hfile(WRITER_CASES[case][0], block_size=WRITER_CASES[case][1])
+       for case in WRITER_CASES},
+    "equal keys across blocks": _across_blocks,
+    "equal keys, many blocks": lambda: write_hfile([(b"k%04d" % (i // 7), b"v%d" % i) for i in range(2000)],
+                                                   block_size=100, compression="NONE"),
+}
+
+
+@pytest.mark.parametrize("name", list(FIRST_CELLS_FILES))
+def test_first_cells_equal_keys_and_lookup_reading_each_block_once(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    r = HFileReader(FIRST_CELLS_FILES[name](), name)
+    all_keys = r.keys().to_pylist()
+    distinct = [k for i, k in enumerate(all_keys) if i == 0 or k != all_keys[i - 1]]
+    found, expected = r.lookup(pa.array(distinct, pa.large_binary()))
+    assert found.tolist() == list(range(len(distinct)))
+    read: list[int] = []
+    decode = r._checked_block
+    monkeypatch.setattr(r, "_checked_block", lambda i: read.append(i) or decode(i))
+    keys, values = r.first_cells()
+    assert keys.type == values.type == pa.large_binary()
+    assert keys.to_pylist() == distinct and values.to_pylist() == expected.to_pylist()
+    assert list(zip(distinct, values.to_pylist(), strict=True)) == list(_first_cells(r).items())
+    assert read == list(range(len(r.data_index)))
+
+
+def test_first_cells_parses_small_blocks_in_batches_and_checks_the_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    entries = [(b"k%06d" % i, b"v" * (i % 50)) for i in range(5000)]
+    r = HFileReader(write_hfile(entries, block_size=128, compression="NONE"))
+    parses: list[int] = []
+    parse = r._parse
+    monkeypatch.setattr(r, "_parse", lambda payloads: parses.append(len(payloads)) or parse(payloads))
+    keys, values = r.first_cells()
+    assert list(zip(keys.to_pylist(), values.to_pylist(), strict=True)) == entries
+    assert len(r.data_index) > 1000 and sum(parses) == len(r.data_index) and len(parses) < len(r.data_index) // 100
+    short = _hfile([(b"a", _cell(b"a", b"1") + _cell(b"b", b"2"))], 3, {LAST_KEY: kv_key(b"b")})
+    with pytest.raises(HoodieCorruptedDataError, match="short.hfile is corrupt: 2 cells read, trailer says 3"):
+        HFileReader(short, "short.hfile").first_cells()
