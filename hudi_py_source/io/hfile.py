@@ -26,9 +26,9 @@ Files Hudi writes carry no checksums (type NULL): there a flipped byte in an unc
 if it breaks the structure; GZ blocks are still covered by gzip's CRC. Lookups (`lookup`, `get_many`,
 `keys_with_prefixes`, `prefix_scan`) decode each data block at most once per call. `lookup` is columnar, for the
 metadata table's record index (one cell per record of the data table): it takes and returns Arrow arrays, decodes
-only the blocks whose index key range holds a key, walks a block's cells in one lean Python loop and leaves
-cutting out rows and values and matching keys to numpy and Arrow; `prefix_scan` too, for a secondary index, and
-`first_cells`, which decodes a file whole.
+only the blocks whose index key range holds a key, finds a block's cells with numpy (walking them in one lean
+Python loop only in blocks unlike those Hudi writes) and leaves cutting out rows and values and matching keys to
+numpy and Arrow; `prefix_scan` too, for a secondary index, and `first_cells`, which decodes a file whole.
 
 The writer lays files out as Apache Hudi 1.1's HFileWriterImpl does, so that given the same entries, file
 info, meta blocks and creation time its output is byte-identical to Hudi's (the metadata table's base files,
@@ -419,11 +419,105 @@ _TAGS_LEN = struct.Struct(">H")
 _CELL_PREFIX = np.dtype([("key_len", ">i4"), ("value_len", ">i4"), ("row_len", ">u2")])
 
 
+# What a key holds besides its row in the cells Hudi writes: the row length (int16), an empty family (its length,
+# int8 0), an empty qualifier, the timestamp (int64) and the type (int8).
+_HUDI_KEY_OVERHEAD = 12
+# The bytes of a block `_head_candidates` scans per numpy call: its temporaries stay small, where ones of a whole
+# block (a megabyte each) would be fresh memory, page-faulted in on every block.
+_SCAN_CHUNK = 1 << 16
+
+
 def _cell_starts(payload: bytes, with_tags: bool) -> npt.NDArray[np.int64]:
-    """Where each cell of a data block starts, checking the lengths on the way. Cells have variable lengths, so
-    this walk is the one step of decoding a block that runs per cell in Python, kept lean: it unpacks the key,
-    value and row lengths and skips the memstore timestamp (a one-byte 0 in the files Hudi writes), and leaves
-    cutting out rows and values to numpy. A cell cut short shows as struct.error or IndexError, caught once."""
+    """Where each cell of a data block starts, checking the lengths on the way: found by numpy in the blocks Hudi
+    writes (`_hudi_cell_starts`), walked cell by cell (`_walked_cell_starts`) in any other or a damaged one."""
+    starts = None if with_tags else _hudi_cell_starts(payload)
+    return _walked_cell_starts(payload, with_tags) if starts is None else starts
+
+
+def _hudi_cell_starts(payload: bytes) -> npt.NDArray[np.int64] | None:
+    """The cell starts of a data block whose cells are all as Hudi writes them (no tags; key = row length, row,
+    empty family and qualifier, timestamp and type, so key_len == row_len + 12; memstore timestamp the one byte
+    0), with no Python per cell; None for any other block, which the walk then reads (and raises its errors).
+
+    A candidate is a position whose cell head reads as such a cell ending inside the block (`_hudi_cells`); each
+    links to the candidate where the cell after it would start, and `_chain_from_zero` follows the links from
+    position 0. Why the result is the walk's: a link goes where the walk goes from that position (its length
+    checks pass there and the memstore timestamp is a 0 byte, so it continues at end + 1), so a chain from 0 that
+    ends exactly at the block's end is the sequence of starts the walk finds, without error. And the chain from 0
+    only ever visits true cell starts, while in a block Hudi wrote every true start is a candidate, so there the
+    chain reaches the end: false candidates (value bytes that happen to read as a cell head) are never on it."""
+    at, following = _hudi_cells(payload)
+    return _chain_from_zero(at, following, len(payload))
+
+
+def _head_candidates(buf: npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:
+    """The positions p (ascending) where a cell head with key_len == row_len + 12 may start: its key length (int32
+    at p) is under 65536 and its low byte is the low byte of the row length (int16 at p + 8) plus 12, mod 256. One
+    subtraction per chunk finds the last condition, which few positions but the cell heads meet; the zero bytes
+    are checked at those few."""
+    heads = len(buf) - _CELL_PREFIX.itemsize
+    parts = [np.zeros(0, dtype=np.int64)]
+    for lo in range(0, heads, _SCAN_CHUNK):
+        hi = min(lo + _SCAN_CHUNK, heads)
+        parts.append(np.flatnonzero(buf[lo + 3:hi + 3] - buf[lo + 9:hi + 9] == _HUDI_KEY_OVERHEAD) + lo)
+    at = np.concatenate(parts)
+    found: npt.NDArray[np.int64] = at[(buf[at] == 0) & (buf[at + 1] == 0)]
+    return found
+
+
+def _hudi_cells(payload: bytes) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(candidates, where the cell after each would start): the positions p whose cell head has key_len ==
+    row_len + 12 and value_len >= 0, and whose cell ends at end = p + 8 + key_len + value_len inside the block on
+    a 0 byte (a one-byte memstore timestamp 0), so the next cell would start at end + 1."""
+    buf = np.frombuffer(payload, dtype=np.uint8)
+    at = _head_candidates(buf)
+    heads = _cell_heads(buf, at)
+    key_lengths, value_lengths = heads["key_len"].astype(np.int64), heads["value_len"].astype(np.int64)
+    ends = at + 8 + key_lengths + value_lengths
+    ok = (key_lengths == heads["row_len"].astype(np.int64) + _HUDI_KEY_OVERHEAD) & (value_lengths >= 0)
+    ok &= ends < len(buf)
+    ok[ok] = buf[ends[ok]] == 0
+    return at[ok], ends[ok] + 1
+
+
+def _cell_heads(buf: npt.NDArray[np.uint8], at: npt.NDArray[np.int64]) -> npt.NDArray[np.void]:
+    """The key, value and row lengths (`_CELL_PREFIX`) of the cell heads at positions `at` of `buf`, taken from a
+    view of its 10-byte windows: no index array per byte."""
+    size = _CELL_PREFIX.itemsize
+    windows = np.ndarray((max(len(buf) - size + 1, 0), size), np.uint8, buf, strides=(1, 1))
+    heads: npt.NDArray[np.void] = windows[at].view(_CELL_PREFIX).ravel()
+    return heads
+
+
+def _chain_from_zero(at: npt.NDArray[np.int64], following: npt.NDArray[np.int64],
+                     n: int) -> npt.NDArray[np.int64] | None:
+    """The candidates `at` (ascending) that the chain of links from position 0 visits, when it ends at `n`
+    exactly; else None. Candidate i links to the candidate at `following[i]`, to END (index len(at)) when that is
+    `n`, else to BROKEN (len(at) + 1); both link to themselves. By pointer doubling: while `chain` holds the first
+    2^r steps from 0, `jump` takes each candidate 2^r steps, so one round doubles the chain and `jump`, and
+    log2(cells) rounds of numpy over the candidates follow a chain of any length. Positions rise along a chain,
+    so it is sorted and ends in repeats of END or BROKEN."""
+    end, broken = len(at), len(at) + 1
+    if not end or at[0] != 0:
+        return None
+    if following[-1] == n and np.array_equal(following[:-1], at[1:]):
+        return at  # the usual case, no false candidate: each links to the next, the last to END
+    to = np.searchsorted(at, following)
+    linked = at[np.minimum(to, end - 1)] == following
+    jump = np.append(np.where(linked, to, np.where(following == n, end, broken)), [end, broken])
+    chain = np.zeros(1, dtype=np.int64)
+    while chain[-1] < end:
+        chain = np.concatenate([chain, jump[chain]])
+        jump = jump[jump]
+    stop = int(np.searchsorted(chain, end))
+    return at[chain[:stop]] if chain[stop] == end else None
+
+
+def _walked_cell_starts(payload: bytes, with_tags: bool) -> npt.NDArray[np.int64]:
+    """Where each cell of a data block starts, walking the cells and checking their lengths on the way. Cells
+    have variable lengths, so this walk runs per cell in Python, kept lean: it unpacks the key, value and row
+    lengths and skips the memstore timestamp (a one-byte 0 in the files Hudi writes), and leaves cutting out rows
+    and values to numpy. A cell cut short shows as struct.error or IndexError, caught once."""
     starts: list[int] = []
     append = starts.append
     unpack = _CELL_HEAD.unpack_from
