@@ -546,14 +546,18 @@ def _walked_cell_starts(payload: bytes, with_tags: bool) -> npt.NDArray[np.int64
     return np.array(starts, dtype=np.int64)
 
 
-def _gather(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
-            lengths: npt.NDArray[np.int64]) -> pa.LargeBinaryArray:
-    """The byte ranges `buf[starts[i]:starts[i] + lengths[i]]` as one large_binary array, copied by numpy."""
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    picks = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
-    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(lengths),
-                                            [None, pa.py_buffer(offsets), pa.py_buffer(buf[picks])])
+def _gather(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64],
+            picks: npt.NDArray[np.int64]) -> pa.LargeBinaryArray:
+    """The byte ranges `buf[starts[i]:starts[i] + lengths[i]]` for i in `picks`, as one large_binary array. The
+    ranges are ascending and disjoint (the rows, or the values, of cells in order), so `buf` reads as an Arrow
+    array of each range and the gap before it, whose ranges Arrow takes and copies whole: cutting them out with
+    a numpy index per byte took longer than finding the cells."""
+    bounds = np.zeros(2 * len(starts) + 1, dtype=np.int64)
+    bounds[1::2] = starts
+    bounds[2::2] = starts + lengths
+    spans = pa.LargeBinaryArray.from_buffers(pa.large_binary(), 2 * len(starts),
+                                             [None, pa.py_buffer(bounds), pa.py_buffer(buf)])
+    return spans.take(pa.array(2 * picks + 1))
 
 
 @dataclass(frozen=True)
@@ -573,7 +577,7 @@ class _BlockCells:
         at = np.cumsum([0, *map(len, payloads)])
         starts = np.concatenate([_cell_starts(p, with_tags) + at[i] for i, p in enumerate(payloads)])
         buf = np.frombuffer(b"".join(payloads), dtype=np.uint8)
-        heads = buf[starts[:, None] + np.arange(_CELL_PREFIX.itemsize)].view(_CELL_PREFIX).ravel()
+        heads = _cell_heads(buf, starts)
         key_lengths = heads["key_len"].astype(np.int64)
         return cls(buf, starts + 10, heads["row_len"].astype(np.int64), starts + 8 + key_lengths,
                    heads["value_len"].astype(np.int64))
@@ -583,10 +587,10 @@ class _BlockCells:
         return len(self.row_starts)
 
     def rows(self) -> pa.LargeBinaryArray:
-        return _gather(self.buf, self.row_starts, self.row_lengths)
+        return _gather(self.buf, self.row_starts, self.row_lengths, np.arange(self.count))
 
     def values(self, cells: npt.NDArray[np.int64]) -> pa.LargeBinaryArray:
-        return _gather(self.buf, self.value_starts[cells], self.value_lengths[cells])
+        return _gather(self.buf, self.value_starts, self.value_lengths, cells)
 
 
 def _cells(payload: bytes, with_tags: bool) -> tuple[list[bytes], list[bytes]]:

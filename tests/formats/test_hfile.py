@@ -16,6 +16,7 @@ from typing import Any
 
 import fastavro
 import hudi
+import numpy as np
 import pyarrow as pa
 import pytest
 from support.fixture_tables import fixtures_dir
@@ -41,6 +42,7 @@ from hudi_py_source.io.hfile import (
     ROOT_INDEX_MAGIC,
     HFileReader,
     _block_bytes,
+    _BlockCells,
     _cell_starts,
     _file_info_payload,
     _hudi_cell_starts,
@@ -518,6 +520,18 @@ def test_lookup_of_our_file_with_equal_keys_across_blocks() -> None:
     keys = [b"k%04d" % i for i in range(-5, 400)] + [b"k9999", b"k99999", b"k", b"l"] * 2
     assert _lookup_dict(r, keys) == _first_cells(r) == {**{b"k%04d" % i: b"v%d" % (7 * i) for i in range(286)},
                                                         b"k9999": b"last"}
+
+
+def test_block_cells_cut_out_rows_and_any_values_across_blocks() -> None:
+    blocks = [[(b"", b""), (b"a", b"1"), (b"bb", b"")], [], [(b"c" * 300, b"\x00" * 70000), (b"d", b"22")]]
+    cells = _BlockCells.parse([b"".join(_cell(k, v) for k, v in block) for block in blocks], False)
+    entries = [entry for block in blocks for entry in block]
+    assert cells.rows().to_pylist() == [k for k, _ in entries]
+    picks = [4, 0, 2, 2, 3, 1]
+    assert cells.values(np.array(picks)).to_pylist() == [entries[i][1] for i in picks]
+    assert cells.values(np.zeros(0, dtype=np.int64)).to_pylist() == []
+    empty = _BlockCells.parse([b""], False)
+    assert empty.rows().to_pylist() == [] and empty.values(np.zeros(0, dtype=np.int64)).type == pa.large_binary()
 
 
 def test_lookup_takes_strings_nulls_and_nothing() -> None:
