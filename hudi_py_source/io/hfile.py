@@ -26,8 +26,9 @@ Files Hudi writes carry no checksums (type NULL): there a flipped byte in an unc
 if it breaks the structure; GZ blocks are still covered by gzip's CRC. Lookups (`lookup`, `get_many`,
 `keys_with_prefixes`, `prefix_scan`) decode each data block at most once per call. `lookup` is columnar, for the
 metadata table's record index (one cell per record of the data table): it takes and returns Arrow arrays, decodes
-only the blocks whose index key range holds a key, walks a block's cells in one lean Python loop and leaves
-cutting out rows and values and matching keys to numpy and Arrow; `prefix_scan` too, for a secondary index.
+only the blocks whose index key range holds a key, finds a block's cells with numpy (walking them in one lean
+Python loop only in blocks unlike those Hudi writes) and leaves cutting out rows and values and matching keys to
+numpy and Arrow; `prefix_scan` too, for a secondary index, and `first_cells`, which decodes a file whole.
 
 The writer lays files out as Apache Hudi 1.1's HFileWriterImpl does, so that given the same entries, file
 info, meta blocks and creation time its output is byte-identical to Hudi's (the metadata table's base files,
@@ -418,11 +419,105 @@ _TAGS_LEN = struct.Struct(">H")
 _CELL_PREFIX = np.dtype([("key_len", ">i4"), ("value_len", ">i4"), ("row_len", ">u2")])
 
 
+# What a key holds besides its row in the cells Hudi writes: the row length (int16), an empty family (its length,
+# int8 0), an empty qualifier, the timestamp (int64) and the type (int8).
+_HUDI_KEY_OVERHEAD = 12
+# The bytes of a block `_head_candidates` scans per numpy call: its temporaries stay small, where ones of a whole
+# block (a megabyte each) would be fresh memory, page-faulted in on every block.
+_SCAN_CHUNK = 1 << 16
+
+
 def _cell_starts(payload: bytes, with_tags: bool) -> npt.NDArray[np.int64]:
-    """Where each cell of a data block starts, checking the lengths on the way. Cells have variable lengths, so
-    this walk is the one step of decoding a block that runs per cell in Python, kept lean: it unpacks the key,
-    value and row lengths and skips the memstore timestamp (a one-byte 0 in the files Hudi writes), and leaves
-    cutting out rows and values to numpy. A cell cut short shows as struct.error or IndexError, caught once."""
+    """Where each cell of a data block starts, checking the lengths on the way: found by numpy in the blocks Hudi
+    writes (`_hudi_cell_starts`), walked cell by cell (`_walked_cell_starts`) in any other or a damaged one."""
+    starts = None if with_tags else _hudi_cell_starts(payload)
+    return _walked_cell_starts(payload, with_tags) if starts is None else starts
+
+
+def _hudi_cell_starts(payload: bytes) -> npt.NDArray[np.int64] | None:
+    """The cell starts of a data block whose cells are all as Hudi writes them (no tags; key = row length, row,
+    empty family and qualifier, timestamp and type, so key_len == row_len + 12; memstore timestamp the one byte
+    0), with no Python per cell; None for any other block, which the walk then reads (and raises its errors).
+
+    A candidate is a position whose cell head reads as such a cell ending inside the block (`_hudi_cells`); each
+    links to the candidate where the cell after it would start, and `_chain_from_zero` follows the links from
+    position 0. Why the result is the walk's: a link goes where the walk goes from that position (its length
+    checks pass there and the memstore timestamp is a 0 byte, so it continues at end + 1), so a chain from 0 that
+    ends exactly at the block's end is the sequence of starts the walk finds, without error. And the chain from 0
+    only ever visits true cell starts, while in a block Hudi wrote every true start is a candidate, so there the
+    chain reaches the end: false candidates (value bytes that happen to read as a cell head) are never on it."""
+    at, following = _hudi_cells(payload)
+    return _chain_from_zero(at, following, len(payload))
+
+
+def _head_candidates(buf: npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:
+    """The positions p (ascending) where a cell head with key_len == row_len + 12 may start: its key length (int32
+    at p) is under 65536 and its low byte is the low byte of the row length (int16 at p + 8) plus 12, mod 256. One
+    subtraction per chunk finds the last condition, which few positions but the cell heads meet; the zero bytes
+    are checked at those few."""
+    heads = len(buf) - _CELL_PREFIX.itemsize
+    parts = [np.zeros(0, dtype=np.int64)]
+    for lo in range(0, heads, _SCAN_CHUNK):
+        hi = min(lo + _SCAN_CHUNK, heads)
+        parts.append(np.flatnonzero(buf[lo + 3:hi + 3] - buf[lo + 9:hi + 9] == _HUDI_KEY_OVERHEAD) + lo)
+    at = np.concatenate(parts)
+    found: npt.NDArray[np.int64] = at[(buf[at] == 0) & (buf[at + 1] == 0)]
+    return found
+
+
+def _hudi_cells(payload: bytes) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(candidates, where the cell after each would start): the positions p whose cell head has key_len ==
+    row_len + 12 and value_len >= 0, and whose cell ends at end = p + 8 + key_len + value_len inside the block on
+    a 0 byte (a one-byte memstore timestamp 0), so the next cell would start at end + 1."""
+    buf = np.frombuffer(payload, dtype=np.uint8)
+    at = _head_candidates(buf)
+    heads = _cell_heads(buf, at)
+    key_lengths, value_lengths = heads["key_len"].astype(np.int64), heads["value_len"].astype(np.int64)
+    ends = at + 8 + key_lengths + value_lengths
+    ok = (key_lengths == heads["row_len"].astype(np.int64) + _HUDI_KEY_OVERHEAD) & (value_lengths >= 0)
+    ok &= ends < len(buf)
+    ok[ok] = buf[ends[ok]] == 0
+    return at[ok], ends[ok] + 1
+
+
+def _cell_heads(buf: npt.NDArray[np.uint8], at: npt.NDArray[np.int64]) -> npt.NDArray[np.void]:
+    """The key, value and row lengths (`_CELL_PREFIX`) of the cell heads at positions `at` of `buf`, taken from a
+    view of its 10-byte windows: no index array per byte."""
+    size = _CELL_PREFIX.itemsize
+    windows = np.ndarray((max(len(buf) - size + 1, 0), size), np.uint8, buf, strides=(1, 1))
+    heads: npt.NDArray[np.void] = windows[at].view(_CELL_PREFIX).ravel()
+    return heads
+
+
+def _chain_from_zero(at: npt.NDArray[np.int64], following: npt.NDArray[np.int64],
+                     n: int) -> npt.NDArray[np.int64] | None:
+    """The candidates `at` (ascending) that the chain of links from position 0 visits, when it ends at `n`
+    exactly; else None. Candidate i links to the candidate at `following[i]`, to END (index len(at)) when that is
+    `n`, else to BROKEN (len(at) + 1); both link to themselves. By pointer doubling: while `chain` holds the first
+    2^r steps from 0, `jump` takes each candidate 2^r steps, so one round doubles the chain and `jump`, and
+    log2(cells) rounds of numpy over the candidates follow a chain of any length. Positions rise along a chain,
+    so it is sorted and ends in repeats of END or BROKEN."""
+    end, broken = len(at), len(at) + 1
+    if not end or at[0] != 0:
+        return None
+    if following[-1] == n and np.array_equal(following[:-1], at[1:]):
+        return at  # the usual case, no false candidate: each links to the next, the last to END
+    to = np.searchsorted(at, following)
+    linked = at[np.minimum(to, end - 1)] == following
+    jump = np.append(np.where(linked, to, np.where(following == n, end, broken)), [end, broken])
+    chain = np.zeros(1, dtype=np.int64)
+    while chain[-1] < end:
+        chain = np.concatenate([chain, jump[chain]])
+        jump = jump[jump]
+    stop = int(np.searchsorted(chain, end))
+    return at[chain[:stop]] if chain[stop] == end else None
+
+
+def _walked_cell_starts(payload: bytes, with_tags: bool) -> npt.NDArray[np.int64]:
+    """Where each cell of a data block starts, walking the cells and checking their lengths on the way. Cells
+    have variable lengths, so this walk runs per cell in Python, kept lean: it unpacks the key, value and row
+    lengths and skips the memstore timestamp (a one-byte 0 in the files Hudi writes), and leaves cutting out rows
+    and values to numpy. A cell cut short shows as struct.error or IndexError, caught once."""
     starts: list[int] = []
     append = starts.append
     unpack = _CELL_HEAD.unpack_from
@@ -451,14 +546,18 @@ def _cell_starts(payload: bytes, with_tags: bool) -> npt.NDArray[np.int64]:
     return np.array(starts, dtype=np.int64)
 
 
-def _gather(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
-            lengths: npt.NDArray[np.int64]) -> pa.LargeBinaryArray:
-    """The byte ranges `buf[starts[i]:starts[i] + lengths[i]]` as one large_binary array, copied by numpy."""
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    picks = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
-    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(lengths),
-                                            [None, pa.py_buffer(offsets), pa.py_buffer(buf[picks])])
+def _gather(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64],
+            picks: npt.NDArray[np.int64]) -> pa.LargeBinaryArray:
+    """The byte ranges `buf[starts[i]:starts[i] + lengths[i]]` for i in `picks`, as one large_binary array. The
+    ranges are ascending and disjoint (the rows, or the values, of cells in order), so `buf` reads as an Arrow
+    array of each range and the gap before it, whose ranges Arrow takes and copies whole: cutting them out with
+    a numpy index per byte took longer than finding the cells."""
+    bounds = np.zeros(2 * len(starts) + 1, dtype=np.int64)
+    bounds[1::2] = starts
+    bounds[2::2] = starts + lengths
+    spans = pa.LargeBinaryArray.from_buffers(pa.large_binary(), 2 * len(starts),
+                                             [None, pa.py_buffer(bounds), pa.py_buffer(buf)])
+    return spans.take(pa.array(2 * picks + 1))
 
 
 @dataclass(frozen=True)
@@ -478,16 +577,20 @@ class _BlockCells:
         at = np.cumsum([0, *map(len, payloads)])
         starts = np.concatenate([_cell_starts(p, with_tags) + at[i] for i, p in enumerate(payloads)])
         buf = np.frombuffer(b"".join(payloads), dtype=np.uint8)
-        heads = buf[starts[:, None] + np.arange(_CELL_PREFIX.itemsize)].view(_CELL_PREFIX).ravel()
+        heads = _cell_heads(buf, starts)
         key_lengths = heads["key_len"].astype(np.int64)
         return cls(buf, starts + 10, heads["row_len"].astype(np.int64), starts + 8 + key_lengths,
                    heads["value_len"].astype(np.int64))
 
+    @property
+    def count(self) -> int:
+        return len(self.row_starts)
+
     def rows(self) -> pa.LargeBinaryArray:
-        return _gather(self.buf, self.row_starts, self.row_lengths)
+        return _gather(self.buf, self.row_starts, self.row_lengths, np.arange(self.count))
 
     def values(self, cells: npt.NDArray[np.int64]) -> pa.LargeBinaryArray:
-        return _gather(self.buf, self.value_starts[cells], self.value_lengths[cells])
+        return _gather(self.buf, self.value_starts, self.value_lengths, cells)
 
 
 def _cells(payload: bytes, with_tags: bool) -> tuple[list[bytes], list[bytes]]:
@@ -496,6 +599,18 @@ def _cells(payload: bytes, with_tags: bool) -> tuple[list[bytes], list[bytes]]:
     rows = [payload[a:a + n] for a, n in zip(cells.row_starts.tolist(), cells.row_lengths.tolist(), strict=True)]
     values = [payload[a:a + n] for a, n in zip(cells.value_starts.tolist(), cells.value_lengths.tolist(), strict=True)]
     return rows, values
+
+
+def _concat(parts: Sequence[pa.LargeBinaryArray]) -> pa.LargeBinaryArray:
+    """`parts` joined into one array; an empty one when there are none."""
+    return pa.concat_arrays(parts) if parts else pa.array([], type=pa.large_binary())
+
+
+def _run_starts(keys: pa.LargeBinaryArray) -> npt.NDArray[np.bool_]:
+    """Per key of sorted `keys`, whether it differs from the one before: the first of each run of equal keys."""
+    first = np.ones(len(keys), dtype=bool)
+    first[1:] = pc.not_equal(keys[1:], keys[:-1]).to_numpy(zero_copy_only=False)
+    return first
 
 
 class _SortedKeys:
@@ -712,8 +827,7 @@ class HFileReader:
             return np.zeros(0, dtype=np.int64), pa.array([], type=pa.large_binary())
         order = pc.sort_indices(asked).to_numpy()
         ordered = asked.take(pa.array(order))
-        first = np.ones(len(asked), dtype=bool)
-        first[1:] = pc.not_equal(ordered[1:], ordered[:-1]).to_numpy(zero_copy_only=False)
+        first = _run_starts(ordered)
         slots, values = self._find_sorted(ordered.filter(pa.array(first)))
         per_key = np.empty(len(asked), dtype=np.int64)
         per_key[order] = slots[np.cumsum(first) - 1]
@@ -732,23 +846,30 @@ class HFileReader:
         blocks = [i for i in range(len(firsts)) if lows[i] < highs[i]]
         slots = np.full(len(keys), -1, dtype=np.int64)
         found: list[pa.LargeBinaryArray] = []
-        batch: list[bytes] = []
-        size = count = low = 0
-        for k, (i, payload) in enumerate(zip(blocks, self._prefetched(blocks), strict=True)):
-            if not batch:
-                low = lows[i]
-            batch.append(payload)
-            size += len(payload)
-            if size < DEFAULT_BLOCK_SIZE and k + 1 < len(blocks):
-                continue
-            cells = self._parse(batch)
-            at = pc.fill_null(pc.index_in(keys[low:highs[i]], value_set=cells.rows()), -1).to_numpy()
-            hits = np.flatnonzero((at >= 0) & (slots[low:highs[i]] < 0))
+        count = 0
+        for first, last, cells in self._batches(blocks):
+            low, high = lows[first], highs[last]
+            at = pc.fill_null(pc.index_in(keys[low:high], value_set=cells.rows()), -1).to_numpy()
+            hits = np.flatnonzero((at >= 0) & (slots[low:high] < 0))
             slots[low + hits] = count + np.arange(len(hits))
             count += len(hits)
             found.append(cells.values(at[hits].astype(np.int64)))
-            batch, size = [], 0
-        return slots, pa.concat_arrays(found) if found else pa.array([], type=pa.large_binary())
+        return slots, _concat(found)
+
+    def _batches(self, blocks: Sequence[int]) -> Iterator[tuple[int, int, _BlockCells]]:
+        """(first block, last block, their cells) of data blocks `blocks` (ascending) parsed in batches of about a
+        megabyte of payload: small blocks are parsed together, so the numpy and Arrow calls run once per batch,
+        not once per block."""
+        batch: list[bytes] = []
+        size = start = 0
+        for k, payload in enumerate(self._prefetched(blocks)):
+            if not batch:
+                start = k
+            batch.append(payload)
+            size += len(payload)
+            if size >= DEFAULT_BLOCK_SIZE or k + 1 == len(blocks):
+                yield blocks[start], blocks[k], self._parse(batch)
+                batch, size = [], 0
 
     def _prefetched(self, blocks: Sequence[int]) -> Iterator[bytes]:
         """The payloads of data blocks `blocks`, in order, each read and decompressed by a worker thread while
@@ -762,8 +883,22 @@ class HFileReader:
 
     def keys(self) -> pa.LargeBinaryArray:
         """Every key (row) in file order, as one Arrow array: the record index reads a file group whole."""
-        rows = [self._parse([self._checked_block(i)]).rows() for i in range(len(self.data_index))]
-        return pa.concat_arrays(rows) if rows else pa.array([], type=pa.large_binary())
+        return _concat([self._parse([self._checked_block(i)]).rows() for i in range(len(self.data_index))])
+
+    def first_cells(self) -> tuple[pa.LargeBinaryArray, pa.LargeBinaryArray]:
+        """(keys, values) of every cell in file order, but only the first of equal keys (which are adjacent), each
+        data block parsed once, in `_batches`; checks the cell count against the trailer, as `items` does. The
+        record index decodes a file whole: `keys` and then `lookup` of them parsed every block twice and built a
+        hash table of all the keys only to pair each key with its own value."""
+        batches = [(cells.rows(), cells.values(np.arange(cells.count)))
+                   for _, _, cells in self._batches(range(len(self.data_index)))]
+        keys, values = _concat([part[0] for part in batches]), _concat([part[1] for part in batches])
+        if len(keys) != self.trailer.entry_count:
+            raise self._error(f"{len(keys)} cells read, trailer says {self.trailer.entry_count}")
+        first = _run_starts(keys)
+        if first.all():
+            return keys, values
+        return keys.filter(pa.array(first)), values.filter(pa.array(first))
 
     def keys_with_prefix(self, prefix: bytes) -> list[tuple[bytes, bytes]]:
         """Every (key, value) whose key starts with `prefix`, in order."""
@@ -806,8 +941,7 @@ class HFileReader:
         rows = cells.rows()
         at = prefix_rows(rows, prefixes)
         found = rows.take(pa.array(at))
-        first = np.ones(len(at), dtype=bool)
-        first[1:] = pc.not_equal(found[1:], found[:-1]).to_numpy(zero_copy_only=False)
+        first = _run_starts(found)
         return found.filter(pa.array(first)), cells.values(at[first])
 
 

@@ -287,9 +287,8 @@ def _hfile(digest: bytes, data: bytes, where: str, asked: int) -> HFileReader | 
     reader = HFileReader(data, where)
     if reader.data_index and asked < WHOLE_FILE_KEYS_PER_BLOCK * len(reader.data_index):
         return reader
-    keys = reader.keys()
-    rows, values = reader.lookup(keys)
-    decoded = DecodedFile.of(keys.take(pa.array(rows)), normalized_values(reader, values))
+    keys, values = reader.first_cells()
+    decoded = DecodedFile.of(keys, normalized_values(reader, values))
     DECODED_FILES.put(digest, decoded)
     return decoded
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import bisect
 import io
+import itertools
 import json
 import random
+import re
 import struct
 import zipfile
 from pathlib import Path
@@ -14,6 +16,7 @@ from typing import Any
 
 import fastavro
 import hudi
+import numpy as np
 import pyarrow as pa
 import pytest
 from support.fixture_tables import fixtures_dir
@@ -39,9 +42,14 @@ from hudi_py_source.io.hfile import (
     ROOT_INDEX_MAGIC,
     HFileReader,
     _block_bytes,
+    _BlockCells,
+    _cell_starts,
     _file_info_payload,
+    _hudi_cell_starts,
+    _hudi_cells,
     _root_index,
     _trailer,
+    _walked_cell_starts,
     kv_key,
     prefix_rows,
     prefix_successor,
@@ -514,6 +522,18 @@ def test_lookup_of_our_file_with_equal_keys_across_blocks() -> None:
                                                         b"k9999": b"last"}
 
 
+def test_block_cells_cut_out_rows_and_any_values_across_blocks() -> None:
+    blocks = [[(b"", b""), (b"a", b"1"), (b"bb", b"")], [], [(b"c" * 300, b"\x00" * 70000), (b"d", b"22")]]
+    cells = _BlockCells.parse([b"".join(_cell(k, v) for k, v in block) for block in blocks], False)
+    entries = [entry for block in blocks for entry in block]
+    assert cells.rows().to_pylist() == [k for k, _ in entries]
+    picks = [4, 0, 2, 2, 3, 1]
+    assert cells.values(np.array(picks)).to_pylist() == [entries[i][1] for i in picks]
+    assert cells.values(np.zeros(0, dtype=np.int64)).to_pylist() == []
+    empty = _BlockCells.parse([b""], False)
+    assert empty.rows().to_pylist() == [] and empty.values(np.zeros(0, dtype=np.int64)).type == pa.large_binary()
+
+
 def test_lookup_takes_strings_nulls_and_nothing() -> None:
     r = HFileReader(write_hfile([(b"a", b"1"), (b"b", b"2"), ("é".encode(), b"3")]))
     found, values = r.lookup(pa.chunked_array([pa.array(["é", None, "a", "x", "a"])]))
@@ -578,3 +598,151 @@ def test_lookup_decodes_only_blocks_that_may_hold_a_key(monkeypatch: pytest.Monk
     assert values.to_pylist() == [_value(i) for i in (5000, 5001, 5002, 19999)] + [r.get(firsts[3])]
     holding = {bisect.bisect_right(firsts, _key(i)) - 1 for i in (5000, 19999)}
     assert decoded == sorted(holding | {2, 3}) and len(firsts) > 10
+
+
+# --- decoding a file whole and the vectorized cell walk --------------------------------------------------
+
+
+def _across_blocks() -> bytes:
+    """Equal keys within blocks and across their boundaries, as HBase may write them (Hudi's writer keeps equal
+    keys in one block)."""
+    blocks = [(b"a", _cell(b"a", b"1") + _cell(b"b", b"2")), (b"b", _cell(b"b", b"3") + _cell(b"b", b"4")),
+              (b"b", _cell(b"b", b"5") + _cell(b"c", b"6") + _cell(b"c", b"7")), (b"c", _cell(b"c", b"8")),
+              (b"d", _cell(b"d", b"9"))]
+    return _hfile(blocks, 9, {LAST_KEY: kv_key(b"d")})
+
+
+FIRST_CELLS_FILES = {
+    **{name: lambda name=name: (HFILES / name).read_bytes()
+       for name in [n for n, _ in SIMPLE] + ["hudi_1_0_hbase_2_4_9_16KB_GZ_200_20_non_unique.hfile",
+                                             "hudi_1_0_hbase_2_4_13_16KB_GZ_20000_fake_first_key.hfile",
+                                             "hudi_1_0_hbase_2_4_9_no_entry.hfile"]},
+    **{case: lambda case=case: write_hfile(WRITER_CASES[case][0], block_size=WRITER_CASES[case][1])
+       for case in WRITER_CASES},
+    "equal keys across blocks": _across_blocks,
+    "equal keys, many blocks": lambda: write_hfile([(b"k%04d" % (i // 7), b"v%d" % i) for i in range(2000)],
+                                                   block_size=100, compression="NONE"),
+}
+
+
+@pytest.mark.parametrize("name", list(FIRST_CELLS_FILES))
+def test_first_cells_equal_keys_and_lookup_reading_each_block_once(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    r = HFileReader(FIRST_CELLS_FILES[name](), name)
+    all_keys = r.keys().to_pylist()
+    distinct = [k for i, k in enumerate(all_keys) if i == 0 or k != all_keys[i - 1]]
+    found, expected = r.lookup(pa.array(distinct, pa.large_binary()))
+    assert found.tolist() == list(range(len(distinct)))
+    read: list[int] = []
+    decode = r._checked_block
+    monkeypatch.setattr(r, "_checked_block", lambda i: read.append(i) or decode(i))
+    keys, values = r.first_cells()
+    assert keys.type == values.type == pa.large_binary()
+    assert keys.to_pylist() == distinct and values.to_pylist() == expected.to_pylist()
+    assert list(zip(distinct, values.to_pylist(), strict=True)) == list(_first_cells(r).items())
+    assert read == list(range(len(r.data_index)))
+
+
+def test_first_cells_parses_small_blocks_in_batches_and_checks_the_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    entries = [(b"k%06d" % i, b"v" * (i % 50)) for i in range(5000)]
+    r = HFileReader(write_hfile(entries, block_size=128, compression="NONE"))
+    parses: list[int] = []
+    parse = r._parse
+    monkeypatch.setattr(r, "_parse", lambda payloads: parses.append(len(payloads)) or parse(payloads))
+    keys, values = r.first_cells()
+    assert list(zip(keys.to_pylist(), values.to_pylist(), strict=True)) == entries
+    assert len(r.data_index) > 1000 and sum(parses) == len(r.data_index) and len(parses) < len(r.data_index) // 100
+    short = _hfile([(b"a", _cell(b"a", b"1") + _cell(b"b", b"2"))], 3, {LAST_KEY: kv_key(b"b")})
+    with pytest.raises(HoodieCorruptedDataError, match="short.hfile is corrupt: 2 cells read, trailer says 3"):
+        HFileReader(short, "short.hfile").first_cells()
+
+
+def _payloads(data: bytes) -> list[bytes]:
+    r = HFileReader(data)
+    return [r._checked_block(i) for i in range(len(r.data_index))]
+
+
+# Values holding whole cells (and cell heads) make candidates that are no cell start, for the pointer doubling.
+FAKE_CELLS = [_cell(b"x", b""), _cell(b"k%03d" % 5, b"v" * 30), _cell(b"", b"") * 3, b"\x00" * 12]
+HUDI_BLOCKS = {
+    "record keys": [(b"%036d" % i, RANDOM.randbytes(RANDOM.randrange(60))) for i in range(3000)],
+    "fake cells in values": [(b"k%05d" % i, FAKE_CELLS[i % 4] * (i % 3) + b"\x00" * (i % 5)) for i in range(2000)],
+    "empty keys and values": [(b"", b"")] * 5 + [(b"a", b"")] * 300,
+    "long rows and values": [(b"r" * 300 + b"%05d" % i, b"\x00" * 5000) for i in range(300)],
+}
+
+
+@pytest.mark.parametrize("case", list(HUDI_BLOCKS))
+def test_vectorized_cell_starts_are_the_walks_on_blocks_hudi_writes(case: str) -> None:
+    payloads = _payloads(write_hfile(HUDI_BLOCKS[case], block_size=4096, compression="NONE"))
+    payloads += _payloads(write_hfile(HUDI_BLOCKS[case], block_size=1, compression="GZ"))[:50]
+    for payload in payloads:
+        walked = _walked_cell_starts(payload, False)
+        assert _hudi_cell_starts(payload) is not None
+        assert _hudi_cell_starts(payload).tolist() == walked.tolist() == _cell_starts(payload, False).tolist()
+    if case == "fake cells in values":
+        assert any(len(_hudi_cells(p)[0]) > len(_walked_cell_starts(p, False)) for p in payloads)
+
+
+def test_vectorized_cell_starts_on_apache_hudi_and_hbase_files() -> None:
+    with zipfile.ZipFile(META_ZIP) as z:
+        files = [z.read(name) for name in _metadata_hfiles()]
+    files += [(HFILES / name).read_bytes() for name, _ in SIMPLE]
+    payloads = [p for data in files for p in _payloads(data)]
+    assert len(payloads) > 100
+    for payload in payloads:
+        assert _hudi_cell_starts(payload) is not None
+        assert _hudi_cell_starts(payload).tolist() == _walked_cell_starts(payload, False).tolist()
+
+
+def _outcome(starts: Any, payload: bytes, *args: bool) -> object:
+    """The cell starts, or the error raised, by type and message."""
+    try:
+        return starts(payload, *args).tolist()
+    except Exception as e:
+        return type(e).__name__, str(e)
+
+
+def _family_cell(key: bytes, value: bytes) -> bytes:
+    """A cell whose key has a family and a qualifier (and a timestamp other than Hudi's), as HBase may write."""
+    k = kv_key(key) + b"\x01f" + b"q" + struct.pack(">qb", 7, 4)
+    return struct.pack(">ii", len(k), len(value)) + k + value + b"\x00"
+
+
+# (cells, whether the file says they have tags): blocks unlike Hudi's, which only the walk reads.
+OTHER_BLOCKS = {
+    "tags": ([_cell(b"k%d" % i, b"v", tags=b"t" * (i % 2)) for i in range(9)], True),
+    "empty tags": ([_cell(b"k%d" % i, b"v", tags=b"") for i in range(9)], True),
+    "a memstore timestamp": ([_cell(b"k%d" % i, b"v", mvcc=b"\x05" if i == 4 else b"\x00") for i in range(9)],
+                             False),
+    "a long memstore timestamp": ([_cell(b"k", b"v", mvcc=b"\x8e\x01\x00"), _cell(b"l", b"v")], False),
+    "family and qualifier": ([_family_cell(b"k%d" % i, b"v") for i in range(9)], False),
+    "one family cell": ([_cell(b"k1", b"v"), _family_cell(b"k2", b"v"), _cell(b"k3", b"v")], False),
+}
+
+
+@pytest.mark.parametrize("case", list(OTHER_BLOCKS))
+def test_other_blocks_fall_back_to_the_walk(case: str) -> None:
+    cells, with_tags = OTHER_BLOCKS[case]
+    payload = b"".join(cells)
+    assert _hudi_cell_starts(payload) is None
+    assert _cell_starts(payload, with_tags).tolist() == list(itertools.accumulate(map(len, cells[:-1]), initial=0))
+    for tags in (False, True):
+        assert _outcome(_cell_starts, payload, tags) == _outcome(_walked_cell_starts, payload, tags)
+
+
+def test_truncated_and_corrupted_blocks_fall_back_to_the_walk() -> None:
+    payload = b"".join(_cell(b"k%d" % i, b"v" * i) for i in range(6))
+    damaged = [payload[:cut] for cut in range(len(payload))]
+    damaged += [payload[:at] + bytes([b]) + payload[at + 1:] for at in range(len(payload))
+                for b in (0, 1, 12, 0x7F, 0x80, 0xFF, payload[at] ^ 1)]
+    errors, read = set(), 0
+    for block in damaged:
+        outcome = _outcome(_cell_starts, block, False)
+        assert outcome == _outcome(_walked_cell_starts, block, False)
+        if isinstance(outcome, tuple):
+            errors.add((outcome[0], re.sub(r"\d+", "N", outcome[1])))
+        read += isinstance(outcome, list) and _hudi_cell_starts(block) is not None
+    assert errors == {("_Corrupt", "cell at N of a data block runs past the block"),
+                      ("_Corrupt", "cell at N of a data block has impossible lengths"),
+                      ("_Corrupt", "Hadoop VLong runs past its buffer")}
+    assert read > 100  # flipped row and value bytes leave a block Hudi could have written
