@@ -6,15 +6,17 @@ writer is alive while that time is at most interval × `hoodie.client.heartbeat.
 the file is older or missing (Hudi's rule: no file reads as expired). Writers delete the file when their instant
 completes or is rolled back.
 
-What pyhudi makes of it (write/rollback.py, write/client.py): a pending write whose heartbeat lives belongs to a
-writer still at work, so a second writer in single-writer mode is refused with an error naming that instant
-instead of rolling it back under its feet; only writes whose heartbeat has expired are failed writes, rolled back.
-A writer whose own heartbeat expired (its process stalled past the tolerance, so another writer may already be
+What pyhudi makes of it (write/rollback.py, write/client.py): a live heartbeat belongs to a writer at work, from
+its first beat to the end of its post-commit services, so a second writer in single-writer mode is refused with an
+error naming that instant instead of rolling it back under its feet (a compaction or clustering run on its own is a
+table service and refuses no writer); only writes whose heartbeat has expired are failed writes, rolled back. A
+writer whose own heartbeat expired (its process stalled past the tolerance, so another writer may already be
 rolling it back) refuses to complete. Writers that keep no heartbeat (Apache Hudi with EAGER failed-writes
 cleaning) leave pending instants without one: dead by the rule, rolled back as Hudi's EAGER writers roll them back.
 
-Beats run in a daemon thread of the process that started the instant. Object stores keep each beat's
-modification time as the server's clock, so writers' clocks must agree within the tolerance, as in Hudi.
+Beats run in a daemon thread of the process that started the instant, or in a keeper process of their own
+(write/heartbeat_keeper.py) for a Spark write. Object stores keep each beat's modification time as the server's
+clock, so writers' clocks must agree within the tolerance, as in Hudi.
 """
 
 from __future__ import annotations
