@@ -8,6 +8,7 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -30,10 +31,10 @@ def _keepers(instant: str) -> list[str]:
     return [line for line in out.splitlines() if "heartbeat_keeper" in line and f"/.heartbeat/{instant}" in line]
 
 
-def _wait_for(condition: object, seconds: float) -> bool:
+def _wait_for(condition: Callable[[], bool], seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if callable(condition) and condition():
+        if condition():
             return True
         time.sleep(0.1)
     return False
@@ -52,7 +53,7 @@ def test_a_spark_write_keeps_a_heartbeat_while_in_flight_and_leaves_none(spark: 
     def second_writer() -> None:
         """Another writer (the core API; Spark writes only from the main thread) once the Spark write is in
         flight."""
-        if _wait_for(lambda: beats.exists() and any(beats.iterdir()), 120):
+        if _wait_for(lambda: beats.exists() and any(True for _ in beats.iterdir()), 120):
             seen.append(next(beats.iterdir()).name)
             try:
                 Table(path).write(pa.table({"id": ["b"], "ts": [3], "v": [3]}), OPTIONS)
@@ -73,7 +74,7 @@ def test_a_spark_write_keeps_a_heartbeat_while_in_flight_and_leaves_none(spark: 
     assert sorted(zip(rows["id"].to_pylist(), rows["ts"].to_pylist(), strict=True)) == [("a", 2), ("b", 1)]
 
 
-def _slow_batches(batches):  # type: ignore[no-untyped-def]
+def _slow_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """The write's input, slowed so the write is in flight long enough for another writer to try."""
     for batch in batches:
         time.sleep(3)
