@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,16 @@ def _describe(step: dict[str, Any]) -> str:
     return json.dumps(shown, sort_keys=True)
 
 
+def _log_call(version: str, steps: int, seconds: float) -> None:
+    """One JSON line per call appended to $PYHUDI_APACHE_HUDI_TIMINGS when set: how many calls a test run makes
+    and what each costs (the JVM's start-up is the reason the harness is shaped as it is)."""
+    log = os.environ.get("PYHUDI_APACHE_HUDI_TIMINGS")
+    if log:
+        with open(log, "a") as f:
+            test = os.environ.get("PYTEST_CURRENT_TEST", "")
+            f.write(json.dumps({"version": version, "steps": steps, "seconds": round(seconds, 2), "test": test}) + "\n")
+
+
 def run_apache_hudi(
     version: str, steps: list[dict[str, Any]], workdir: Path, timeout: float = DEFAULT_TIMEOUT_SECONDS
 ) -> list[pa.Table | None]:
@@ -84,6 +95,15 @@ def run_apache_hudi(
     no columns.
 
     Raises ApacheHudiError naming the failing step and the Java exception's message."""
+    started = time.monotonic()
+    try:
+        return _run(version, steps, workdir, timeout)
+    finally:
+        _log_call(version, len(steps), time.monotonic() - started)
+
+
+def _run(version: str, steps: list[dict[str, Any]], workdir: Path, timeout: float) -> list[pa.Table | None]:
+    """run_apache_hudi's work, timed by it."""
     python, jar = require_set_up(version)
     workdir.mkdir(parents=True, exist_ok=True)
     prepared = _prepare(steps, workdir)
