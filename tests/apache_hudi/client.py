@@ -4,12 +4,13 @@ pyspark 3.5 and hands back the rows Apache Hudi read as Arrow tables.
 Runs in the main venv and imports no pyspark: Apache Hudi's bundles need Spark 3.5, the main venv has
 Spark 4, so they meet only through files (parquet in, parquet out, a JSON spec and result).
 
-A JVM with Spark and Hudi's classes takes 15 s and more to answer a first query, and a test run makes over a
-hundred calls, so each test process keeps one harness server per bundle (`harness.py serve`: one SparkSession,
-each call in a session and database of its own) and hands it each call's spec as one line on its stdin; the
-server answers with one line on its stdout once the result file is written. A call that times out or finds its
-server dead kills the server's process group (its JVM with it) and the next call starts a fresh server. Servers
-are stopped at interpreter exit; one whose test process dies without that stops itself (see harness.py).
+A JVM with Spark and Hudi's classes takes 15 s and more to answer a first query, paid by every call when each
+had a process of its own, so each test process keeps one harness server per bundle (`harness.py serve`: one
+SparkSession, each call in a session and database of its own) and hands it each call's spec as one line on its
+stdin; the server answers with one line on its stdout once the result file is written. A call that times out
+or finds its server dead kills the server's process group (its JVM with it) and the next call starts a fresh
+server. Servers are stopped at interpreter exit; one whose test process dies without that stops itself (see
+harness.py).
 PYHUDI_APACHE_HUDI_FRESH=1 runs each call in a process of its own instead, to rule out state kept between calls.
 """
 
