@@ -81,7 +81,8 @@ def _download(url: str, dest: Path) -> str:
 def _published_sha1(url: str) -> str:
     """The checksum Maven Central publishes beside an artifact (first word of `<url>.sha1`)."""
     with urllib.request.urlopen(f"{url}.sha1", timeout=_TIMEOUT_SECONDS) as response:
-        return response.read().decode("ascii").split()[0].lower()
+        body: bytes = response.read()
+    return body.decode("ascii").split()[0].lower()
 
 
 def fetch(bundle: Bundle, dest: Path) -> None:
