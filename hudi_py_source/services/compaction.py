@@ -296,12 +296,12 @@ def _execute_compaction(table: HoodieTable, instant_time: str, options: dict[str
     if instant.is_completed:
         return instant_time
     cfg = HoodieConfig(options or {})
-    with CompactionCommit.resume(table, instant, "COMPACT", HeartbeatSettings.of(cfg)) as commit:
+    heartbeat = HeartbeatSettings.of(cfg)
+    with CompactionCommit.resume(table, instant, "COMPACT", heartbeat) as commit:
         started = time.monotonic()
         stats = _execute(commit.table, commit.instant, dict(options or {}))
         commit.complete(stats, {"schema": _schema_json(commit.table.avro_schema())},
-                        metadata_compact_every=cfg.get(METADATA_COMPACT_MAX_DELTA_COMMITS),
-                        heartbeat=HeartbeatSettings.of(cfg))
+                        metadata_compact_every=cfg.get(METADATA_COMPACT_MAX_DELTA_COMMITS), heartbeat=heartbeat)
     LOG.info("compaction %s: %d file slice(s) in %.1f s", instant_time, len(stats), time.monotonic() - started)
     return instant_time
 

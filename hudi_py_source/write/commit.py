@@ -80,7 +80,7 @@ class Commit:
         operation Hudi records there)."""
         timeline = table.timeline
         instant_time = timeline.new_instant_time(table.props.timeline_timezone)
-        start_heartbeat(table.storage, instant_time, heartbeat)
+        start_heartbeat(table.storage, instant_time, heartbeat, new_instant=True)
         try:
             requested = timeline.create_requested(instant_time, action, plan)
             profile = CommitMetadata({}, False, {}, operation_type, None)
@@ -94,16 +94,16 @@ class Commit:
     def resume(cls, table: HoodieTable, planned: Instant, operation_type: str,
                heartbeat: HeartbeatSettings = DEFAULT_SETTINGS) -> Commit:
         """The scheduled instant `planned` runs, its heartbeat beating: REQUESTED moves to INFLIGHT; an attempt
-        that died INFLIGHT (its heartbeat expired; a live one is another process's run, and refused) is rolled
-        back to its plan first (its files deleted, the rollback recorded on the timeline)."""
+        that died INFLIGHT is rolled back to its plan first (its files deleted, the rollback recorded on the
+        timeline). A planned instant whose heartbeat lives is another process's run, and refused."""
+        refuse_live_instant(table.storage, planned.timestamp, heartbeat)
         if planned.state == INFLIGHT:
-            refuse_live_instant(table.storage, planned.timestamp, heartbeat)
             LOG.info("rolling back the failed attempt of %s %s before running it again", planned.action,
                      planned.timestamp)
             rollback_instant(table, planned, keep_requested=True)
             table = table.reload()
             planned = Instant(planned.timestamp, planned.action, REQUESTED)
-        start_heartbeat(table.storage, planned.timestamp, heartbeat)
+        start_heartbeat(table.storage, planned.timestamp, heartbeat, new_instant=False)
         try:
             return cls(table, table.timeline.transition_to_inflight(planned), operation_type)
         except BaseException:
@@ -135,19 +135,8 @@ class Commit:
         """Publish the instant with the files `stats` report (see the module docstring); returns its metadata.
         `metadata_compact_every`: hoodie.metadata.compact.max.delta.commits, for a table with a metadata table.
         The heartbeat stops, unless `keep_heartbeat` asks it to beat on through a write's post-commit services;
-        it stops in any case if the instant did not complete, which is then a failed write."""
-        try:
-            metadata = self._complete(list(stats), extra_metadata, replaced, metadata_compact_every, heartbeat)
-        except BaseException:
-            stop_heartbeat(self.storage, self.instant_time)
-            raise
-        if not keep_heartbeat:
-            stop_heartbeat(self.storage, self.instant_time)
-        return metadata
-
-    def _complete(self, reported: list[WriteStat], extra_metadata: Mapping[str, str],
-                  replaced: Mapping[str, list[str]] | None, metadata_compact_every: int,
-                  heartbeat: HeartbeatSettings) -> CommitMetadata:
+        called inside `with` the commit, whose exit stops it if the instant did not complete (a failed write)."""
+        reported = list(stats)
         refuse_expired(self.storage, self.instant_time, heartbeat)
         delete_unreported_files(self.storage, self.instant_time, reported)
         by_partition: dict[str, list[WriteStat]] = {}
@@ -161,14 +150,9 @@ class Commit:
                 keyed_changes_of_commit(self.table, metadata, self.instant_time))
         self.table.timeline.complete(self.instant, metadata.to_bytes(self.table.timeline.layout_version))
         WriteMarkers(self.storage, self.instant_time).delete_all()
-        return metadata
-
-    def abort(self) -> str:
-        """Roll the instant back now and stop its heartbeat; returns the rollback's instant time."""
-        try:
-            return rollback_instant(self.table, self.instant)
-        finally:
+        if not keep_heartbeat:
             stop_heartbeat(self.storage, self.instant_time)
+        return metadata
 
 
 class CompactionCommit(Commit):

@@ -137,8 +137,22 @@ class Heartbeat:
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"pyhudi-heartbeat-{instant_time}", daemon=True)
 
-    def start(self) -> Heartbeat:
-        self._beat()
+    def start(self, new_instant: bool) -> Heartbeat:
+        """The first beat; for a `new_instant` it creates the file, which must not exist: another writer that took
+        the same instant time (two writers starting within a millisecond) holds it, and its heartbeat is not this
+        one's to touch. A planned instant's run replaces the expired heartbeat of a run that died."""
+        if not new_instant:
+            self._beat()
+            self._thread.start()
+            return self
+        try:
+            self.storage.create_new(heartbeat_path(self.instant_time))
+        except FileExistsError:
+            raise HoodieConcurrentWriterError(
+                f"another writer took instant time {self.instant_time} of {self.storage.base_url} at the same moment "
+                "(its heartbeat exists): pyhudi writes single-writer; write again once it has finished",
+                instant=self.instant_time, other=self.instant_time) from None
+        self.last_beat = time.time()
         self._thread.start()
         return self
 
@@ -182,9 +196,9 @@ _RUNNING: dict[tuple[str, str], Heartbeat] = {}
 _RUNNING_LOCK = threading.Lock()
 
 
-def start_heartbeat(storage: Storage, instant_time: str, settings: HeartbeatSettings) -> Heartbeat:
-    """Start the heartbeat of a new instant of this process."""
-    heartbeat = Heartbeat(storage, instant_time, settings).start()
+def start_heartbeat(storage: Storage, instant_time: str, settings: HeartbeatSettings, new_instant: bool) -> Heartbeat:
+    """Start the heartbeat of an instant of this process (see Heartbeat.start)."""
+    heartbeat = Heartbeat(storage, instant_time, settings).start(new_instant)
     with _RUNNING_LOCK:
         _RUNNING[storage.base_url, instant_time] = heartbeat
     return heartbeat

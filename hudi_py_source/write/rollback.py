@@ -140,15 +140,17 @@ def rollback_failed_writes(table: HoodieTable, heartbeat: HeartbeatSettings = DE
         refuse_live_writers(table.storage, table.timeline, heartbeat, None)
     for leftover in table.timeline.leftovers:
         table.storage.delete(leftover)
-    table = resume_pending_rollbacks(table)
-    return _rollback(table, failed_write_candidates(table))
+    return rollback_expired_writes(resume_pending_rollbacks(table), heartbeat)
 
 
 def rollback_expired_writes(table: HoodieTable, heartbeat: HeartbeatSettings) -> HoodieTable:
-    """Roll back the pending writes whose heartbeat has expired and leave live ones be: Hudi's cleaner under
-    hoodie.cleaner.policy.failed.writes=LAZY, which runs beside writers."""
-    live = live_instants(table.storage, heartbeat)
-    return _rollback(table, [i for i in failed_write_candidates(table) if i.timestamp not in live])
+    """Roll back the pending writes whose heartbeat has expired and leave live ones be: a writer that started
+    after the refusal above (or beside Hudi's cleaner under hoodie.cleaner.policy.failed.writes=LAZY) is at work.
+    The heartbeats are listed after the timeline was: a writer's heartbeat exists before its instant does, so
+    every live writer's pending instant seen here has its heartbeat seen too."""
+    failed = failed_write_candidates(table)
+    live = live_instants(table.storage, heartbeat) if failed else {}
+    return _rollback(table, [i for i in failed if i.timestamp not in live])
 
 
 def _rollback(table: HoodieTable, failed: list[Instant]) -> HoodieTable:
