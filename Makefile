@@ -49,7 +49,7 @@ $(PYHUDI_JARS)/%.jar:
 TEST_WORKERS ?= 2
 
 test: $(VENV)/.installed java apache-hudi
-	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=30 $(PYTEST_ARGS)
 
 # The fast loop: the core without the JVM, S3 or the long runs.
 test-fast: $(VENV)/.installed

@@ -143,9 +143,6 @@ def _check_declaration(prop: ConfigProperty[Any]) -> None:
         raise ValueError(f"{prop.key}: supported values and the reason for refusing the rest go together")
 
 
-SINGLE_WRITER_ONLY = "pyhudi writes single-writer only"
-
-
 def _positive(value: float) -> bool:
     return value > 0
 
@@ -425,10 +422,10 @@ MARKERS_TYPE = define(
     unsupported="pyhudi runs no timeline server; it writes DIRECT markers")
 FAILED_WRITES_POLICY = define(
     "hoodie.cleaner.policy.failed.writes", "EAGER", str,
-    "Failed writes (pending instants whose heartbeat expired) are rolled back before the next write, by EAGER and "
-    "LAZY alike: with one writer at a time there is no reason to leave them to the cleaner.",
+    "Failed writes (pending instants whose heartbeat expired) are rolled back before the next write (EAGER), or by "
+    "the cleaner (LAZY, the policy of multiple writers: a write's start then rolls back nothing).",
     choices=("EAGER", "LAZY", "NEVER"), supported=("EAGER", "LAZY"),
-    unsupported="pyhudi rolls failed writes back before the next write (EAGER or LAZY); it does not keep them")
+    unsupported="pyhudi rolls failed writes back, before the next write (EAGER) or when cleaning (LAZY)")
 HEARTBEAT_INTERVAL_MS = define(
     "hoodie.client.heartbeat.interval_in_ms", 60000, int,
     "How often a writer rewrites its heartbeat (.hoodie/.heartbeat/<instant>) while its instant is pending.",
@@ -436,20 +433,61 @@ HEARTBEAT_INTERVAL_MS = define(
 HEARTBEAT_TOLERABLE_MISSES = define(
     "hoodie.client.heartbeat.tolerable.misses", 2, int,
     "Beats a writer may miss before others take its pending instant for a failed write.", validate=_positive)
+OPTIMISTIC = "OPTIMISTIC_CONCURRENCY_CONTROL"
 WRITE_CONCURRENCY_MODE = define(
     "hoodie.write.concurrency.mode", "SINGLE_WRITER", str,
-    "How concurrent writers are kept apart; pyhudi writes single-writer only.",
-    choices=("SINGLE_WRITER", "OPTIMISTIC_CONCURRENCY_CONTROL", "NON_BLOCKING_CONCURRENCY_CONTROL"),
-    supported=("SINGLE_WRITER",), unsupported=SINGLE_WRITER_ONLY)
+    "How concurrent writers are kept apart: one at a time (a second live writer is refused), or optimistic "
+    "concurrency control (writers run together; each commits under the table lock, after checking that no write "
+    "that completed meanwhile touched its file groups).",
+    choices=("SINGLE_WRITER", OPTIMISTIC, "NON_BLOCKING_CONCURRENCY_CONTROL"),
+    supported=("SINGLE_WRITER", OPTIMISTIC),
+    unsupported="pyhudi runs one writer at a time or optimistic concurrency control")
 LOCK_KEY_PREFIX = "hoodie.write.lock."
 IN_PROCESS_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
+FILE_SYSTEM_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
 LOCK_PROVIDER = define(
     "hoodie.write.lock.provider", None, str,
-    "The lock provider of multiple writers. Hudi takes no lock in single-writer mode, so InProcessLockProvider (which "
-    "Hudi's quick start sets) changes nothing there; the providers of other processes are refused.",
-    supported=(IN_PROCESS_LOCK_PROVIDER,),
-    unsupported=f"{SINGLE_WRITER_ONLY}, so it takes no lock; only {IN_PROCESS_LOCK_PROVIDER} is accepted, which takes "
-                "none in single-writer mode either")
+    "The table lock of optimistic concurrency control: InProcessLockProvider for writers in one process, "
+    "FileSystemBasedLockProvider (a lock file created exclusively) for writers in many processes on a file system "
+    "with atomic creation. Hudi takes no lock in single-writer mode.",
+    supported=(IN_PROCESS_LOCK_PROVIDER, FILE_SYSTEM_LOCK_PROVIDER),
+    unsupported=f"pyhudi's lock providers are {IN_PROCESS_LOCK_PROVIDER} and {FILE_SYSTEM_LOCK_PROVIDER}")
+LOCK_WAIT_MS = define(
+    "hoodie.write.lock.wait_time_ms", 60000, int,
+    "How long one attempt to take the lock waits for it.", validate=_non_negative)
+LOCK_RETRIES = define(
+    "hoodie.write.lock.num_retries", 15, int,
+    "How often one attempt looks at a held lock again within its wait.", validate=_non_negative)
+LOCK_RETRY_WAIT_MS = define(
+    "hoodie.write.lock.wait_time_ms_between_retry", 1000, int,
+    "The first pause between two looks at a held lock within an attempt; each later pause doubles.",
+    validate=_positive)
+LOCK_RETRY_MAX_WAIT_MS = define(
+    "hoodie.write.lock.max_wait_time_ms_between_retry", 16000, int,
+    "The longest pause between two looks at a held lock.", validate=_positive)
+LOCK_CLIENT_RETRIES = define(
+    "hoodie.write.lock.client.num_retries", 50, int,
+    "Attempts to take the lock after the first fails, before the write gives up.", validate=_non_negative)
+LOCK_CLIENT_RETRY_WAIT_MS = define(
+    "hoodie.write.lock.client.wait_time_ms_between_retry", 5000, int,
+    "The pause between two attempts to take the lock.", validate=_non_negative)
+LOCK_FILESYSTEM_PATH = define(
+    "hoodie.write.lock.filesystem.path", None, str,
+    "The folder of FileSystemBasedLockProvider's lock file (`lock`); the table's .hoodie folder by default. Every "
+    "writer of the table, Apache Hudi's included, must name the same.")
+LOCK_FILESYSTEM_EXPIRE = define(
+    "hoodie.write.lock.filesystem.expire", 0, int,
+    "Minutes after which a lock file is taken for the leftover of a dead holder and deleted; 0 never.",
+    validate=_non_negative)
+SIMPLE_CONFLICTS = "org.apache.hudi.client.transaction.SimpleConcurrentFileWritesConflictResolutionStrategy"
+BUCKET_CONFLICTS = "org.apache.hudi.client.transaction.BucketIndexConcurrentFileWritesConflictResolutionStrategy"
+CONFLICT_STRATEGY = define(
+    "hoodie.write.lock.conflict.resolution.strategy", None, str,
+    "How a commit finds conflicts: writes that completed since it started, or compaction and clustering planned "
+    "after it, touching the same file groups (Simple), or the same buckets (BucketIndex, the bucket index's "
+    "default: two writers may each create a bucket's file group).",
+    supported=(SIMPLE_CONFLICTS, BUCKET_CONFLICTS),
+    unsupported=f"pyhudi resolves conflicts by {SIMPLE_CONFLICTS} or {BUCKET_CONFLICTS}")
 
 # --- reads ------------------------------------------------------------------------------------
 DATA_SKIPPING = define(
@@ -697,10 +735,13 @@ def closest_key(key: str) -> str | None:
 
 
 def _check_unknown(key: str, value: Any) -> None:
-    """Refuse a lock key; warn about another unknown `hoodie.*` key, naming the closest known one."""
+    """Refuse a lock key of a provider pyhudi does not run (ZooKeeper, DynamoDB, Hive: ignoring it would leave
+    writers unlocked); warn about another unknown `hoodie.*` key, naming the closest known one."""
     lowered = key.lower()
     if lowered.startswith(LOCK_KEY_PREFIX):
-        raise HoodieConfigError(f"{key}={value!r} is not supported yet: {SINGLE_WRITER_ONLY}, so it takes no lock")
+        raise HoodieConfigError(f"{key}={value!r} is not supported yet: it configures a lock provider pyhudi does not "
+                                f"run; pyhudi's are {IN_PROCESS_LOCK_PROVIDER} and {FILE_SYSTEM_LOCK_PROVIDER}",
+                                key=key)
     if lowered.startswith("hoodie.") and lowered not in IGNORED_KEYS:
         hint = closest_key(key)
         suffix = f"; did you mean {hint}?" if hint else ""
@@ -711,8 +752,8 @@ class HoodieConfig:
     """Validated options of one write or read.
 
     Construction parses every declared key that is present, so a bad value fails before any
-    file is touched. Lock keys (`hoodie.write.lock.*`) are refused: they configure multiple writers,
-    which pyhudi does not support. Other unknown `hoodie.*` keys warn with the closest known key.
+    file is touched. Unknown lock keys (`hoodie.write.lock.*`) are refused: they configure lock providers pyhudi
+    does not run. Other unknown `hoodie.*` keys warn with the closest known key.
     """
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:

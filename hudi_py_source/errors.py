@@ -74,14 +74,17 @@ class HoodieTimelineError(HoodieError):
 
 
 class HoodieCommitConflictError(HoodieTimelineError):
-    """Two writers changed the same data: `conflicting` completed first, so `instant` must not complete over it.
-    The table holds `conflicting`'s change; writing again applies this one on top of it."""
+    """Two writers changed the same data (optimistic concurrency control): `conflicting` completed (or was planned,
+    a compaction or clustering) while `instant` ran, touching the same `file_groups` (partition path, file id), so
+    `instant` was rolled back instead of completing over it. `retryable`: writing again succeeds now (it applies the
+    change on top of `conflicting`); otherwise once `conflicting`, a pending service, has completed."""
 
-    def __init__(self, instant: str, conflicting: str, detail: str) -> None:
-        super().__init__(f"instant {instant} conflicts with instant {conflicting}, which completed while it was "
-                         f"in flight: {detail}. Write again to apply the change on top of {conflicting}",
-                         instant=instant)
+    def __init__(self, instant: str, conflicting: str, detail: str, *,
+                 file_groups: list[tuple[str, str]] | None = None, retryable: bool = True) -> None:
+        super().__init__(f"instant {instant} conflicts with instant {conflicting}: {detail}", instant=instant)
         self.conflicting = conflicting
+        self.file_groups = list(file_groups or [])
+        self.retryable = retryable
 
 
 class HoodieConcurrentWriterError(HoodieTimelineError):
@@ -92,6 +95,15 @@ class HoodieConcurrentWriterError(HoodieTimelineError):
     def __init__(self, message: str, *, instant: str | None, other: str | None) -> None:
         super().__init__(message, instant=instant)
         self.other = other
+
+
+class HoodieLockError(HoodieConcurrentWriterError):
+    """The table lock of optimistic concurrency control (`lock` names it) stayed held by another writer past the
+    configured waits; nothing of this write was committed."""
+
+    def __init__(self, message: str, *, lock: str) -> None:
+        super().__init__(message, instant=None, other=None)
+        self.lock = lock
 
 
 class HoodieTableChangedError(HoodieTimelineError):

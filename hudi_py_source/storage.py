@@ -58,27 +58,37 @@ ASIDE_PREFIX = ".pyhudi-tmp-"
 # Kinds of file-system calls: a folder listed, a file's existence or size asked, a file opened or read, a
 # file published or opened for writing, a file or folder deleted, a folder created (local disks only).
 CALL_KINDS = ("list", "exists", "stat", "read", "write", "delete", "mkdir")
-_CALLS: Counter[str] = Counter()
-_CALLS_LOCK = threading.Lock()
+_COUNTERS: dict[int, tuple[str | None, Counter[str]]] = {}
+_COUNTERS_LOCK = threading.Lock()
 
 
-def _count(kind: str, n: int = 1) -> None:
-    with _CALLS_LOCK:
-        _CALLS[kind] += n
+def _local_form(url: str) -> str:
+    """A local table's URL as its path (`within` names local folders `file://…`, a Storage opened on a path keeps
+    the path), so that a table and its metadata table compare."""
+    return url.removeprefix("file://")
+
+
+def _count(base_url: str, kind: str) -> None:
+    with _COUNTERS_LOCK:
+        for under, counter in _COUNTERS.values():
+            if under is None or (url := _local_form(base_url)) == under or url.startswith(under + "/"):
+                counter[kind] += 1
 
 
 @contextmanager
-def counted_calls() -> Iterator[Counter[str]]:
-    """The file-system calls this process makes inside the block, by kind (CALL_KINDS). Calls made in other
-    processes (Spark tasks, a write's process pool) are theirs to count."""
-    with _CALLS_LOCK:
-        before = _CALLS.copy()
+def counted_calls(under: str | None = None) -> Iterator[Counter[str]]:
+    """The file-system calls this process makes inside the block, by kind (CALL_KINDS); with `under`, only those
+    of the table at that path and what lies in it (its metadata table), so that a heartbeat another table's writer
+    keeps beating in a thread of this process is not counted. Calls made in other processes (Spark tasks, a
+    write's process pool) are theirs to count."""
     made: Counter[str] = Counter()
+    with _COUNTERS_LOCK:
+        _COUNTERS[id(made)] = (None if under is None else _local_form(_absolute(under)).rstrip("/"), made)
     try:
         yield made
     finally:
-        with _CALLS_LOCK:
-            made.update(_CALLS - before)
+        with _COUNTERS_LOCK:
+            del _COUNTERS[id(made)]
 
 
 def _aside(path: str) -> str:
@@ -182,15 +192,15 @@ class Storage:
         return full_path[len(prefix):]
 
     def exists(self, rel: str) -> bool:
-        _count("exists")
+        _count(self.base_url, "exists")
         return bool(self.fs.exists(self.full(rel)))
 
     def is_dir(self, rel: str) -> bool:
-        _count("stat")
+        _count(self.base_url, "stat")
         return bool(self.fs.isdir(self.full(rel)))
 
     def read_bytes(self, rel: str) -> bytes:
-        _count("read")
+        _count(self.base_url, "read")
         with self.fs.open(self.full(rel), "rb") as f:
             data: bytes = f.read()
         return data
@@ -202,7 +212,7 @@ class Storage:
         """Publish a whole file at once, replacing any older one; parents are created where the store
         has directories."""
         path = self.full(rel)
-        _count("write")
+        _count(self.base_url, "write")
         if not self.is_local:
             self.fs.pipe_file(path, data)
             return
@@ -220,9 +230,9 @@ class Storage:
         both create it and a reader never sees it partly written. Object stores check, then PUT once.
         """
         path = self.full(rel)
-        _count("write")
+        _count(self.base_url, "write")
         if not self.is_local:
-            _count("exists")
+            _count(self.base_url, "exists")
             if self.fs.exists(path):
                 raise FileExistsError(path)
             self.fs.pipe_file(path, data)
@@ -242,28 +252,28 @@ class Storage:
 
     def _ensure_parent(self, path: str) -> None:
         if self.is_local:
-            _count("mkdir")
+            _count(self.base_url, "mkdir")
             self.fs.makedirs(posixpath.dirname(path), exist_ok=True)
 
     def makedirs(self, rel: str) -> None:
         """Create a folder; on object stores folders are implicit, so this is a no-op there."""
         if self.is_local:
-            _count("mkdir")
+            _count(self.base_url, "mkdir")
             self.fs.makedirs(self.full(rel), exist_ok=True)
 
     def open_input(self, rel: str) -> IO[bytes]:
-        _count("read")
+        _count(self.base_url, "read")
         stream: IO[bytes] = self.fs.open(self.full(rel), "rb")
         return stream
 
     def open_input_file(self, rel: str) -> Any:
         """A pyarrow random-access file, for parquet footers and column chunks read in place."""
-        _count("read")
+        _count(self.base_url, "read")
         return self.pyarrow_fs().open_input_file(self.full(rel))
 
     def open_output(self, rel: str) -> IO[bytes]:
         path = self.full(rel)
-        _count("write")
+        _count(self.base_url, "write")
         self._ensure_parent(path)
         stream: IO[bytes] = self.fs.open(path, "wb")
         return stream
@@ -273,16 +283,24 @@ class Storage:
         published by their own appearance: a commit names them, so a partial one from a crash stays
         invisible and is rolled back."""
         path = self.full(rel)
-        _count("write")
+        _count(self.base_url, "write")
         self._ensure_parent(path)
         return self.pyarrow_fs().open_output_stream(path)
 
     def size(self, rel: str) -> int:
-        _count("stat")
+        _count(self.base_url, "stat")
         return int(self.fs.size(self.full(rel)))
 
+    def modified_time(self, rel: str) -> float | None:
+        """When a file was last written (epoch s), None when there is none."""
+        _count(self.base_url, "stat")
+        try:
+            return _mtime(self.fs.info(self.full(rel)))
+        except FileNotFoundError:
+            return None
+
     def _ls(self, full_path: str) -> builtins.list[dict[str, Any]]:
-        _count("list")
+        _count(self.base_url, "list")
         return list(self.fs.ls(full_path, detail=True, refresh=True))
 
     def list(self, rel: str = "") -> list[FileInfo]:
@@ -334,7 +352,7 @@ class Storage:
 
     def delete(self, rel: str) -> bool:
         """Delete one file; False when it was already gone (deletes are idempotent)."""
-        _count("delete")
+        _count(self.base_url, "delete")
         try:
             self.fs.rm_file(self.full(rel))
             return True
@@ -342,7 +360,7 @@ class Storage:
             return False
 
     def delete_tree(self, rel: str) -> None:
-        _count("delete")
+        _count(self.base_url, "delete")
         try:
             self.fs.rm(self.full(rel), recursive=True)
         except FileNotFoundError:

@@ -20,6 +20,7 @@ import pytest
 # The helpers in tests/support/ assert like test code: pytest rewrites their asserts to show the values.
 pytest.register_assert_rewrite("support")
 
+from support.faults import halt_all, running_heartbeats  # noqa: E402
 from support.fixture_tables import fixture_zip, unzip_table  # noqa: E402
 
 if TYPE_CHECKING:
@@ -29,6 +30,18 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 S3_REGION = "us-east-1"
 S3_KEY = "testing"
 S3_SECRET = "testing"
+
+
+@pytest.fixture(autouse=True)
+def no_heartbeat_left_beating() -> Iterator[None]:
+    """A heartbeat this process still beats after a test would keep its instant live for the rest of the test
+    process (a write that failed without stopping it refuses every later writer of that table for good): every
+    write, service and test ends its own (a test's unfinished write by abort_write, or heartbeats_expire for a
+    writer that 'died')."""
+    yield
+    left = running_heartbeats()
+    halt_all(left)
+    assert not left, f"heartbeats left beating: {sorted(left)}"
 
 
 @pytest.fixture

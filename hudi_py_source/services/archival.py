@@ -109,6 +109,7 @@ from ..timeline.lsm_timeline import (
     table_history_folder,
     write_archived_instants,
 )
+from ..write.lock import LockSettings, table_lock
 from ..write.markers import WriteMarkers
 from ..write.metadata_writer import (
     MetadataTableWriter,
@@ -418,15 +419,17 @@ def merge_small_archive_files(storage: Storage, folder: str, cfg: HoodieConfig) 
 
 
 def archive(storage: Storage, options: dict[str, Any] | HoodieConfig | None = None) -> list[str]:
-    """Archive what the rules allow; the instant times moved (also those an interrupted run left)."""
+    """Archive what the rules allow; the instant times moved (also those an interrupted run left). Under optimistic
+    concurrency control it holds the table lock."""
     refuse_unkept_metadata(storage, "archival")
     cfg = _config(options)
     validate_archival_config(cfg)
-    table = HoodieTable.load(storage)
-    archived = _archive_into_lsm(table, cfg) if table.props.layout_version >= 2 else _archive_layout_1(table, cfg)
-    if has_metadata_table(table.props):
-        _archive_metadata_table(table.reload() if archived else table, cfg)
-    return archived
+    with table_lock(storage, LockSettings.of(cfg), "archival"):
+        table = HoodieTable.load(storage)
+        archived = _archive_into_lsm(table, cfg) if table.props.layout_version >= 2 else _archive_layout_1(table, cfg)
+        if has_metadata_table(table.props):
+            _archive_metadata_table(table.reload() if archived else table, cfg)
+        return archived
 
 
 def _archive_layout_1(table: HoodieTable, cfg: HoodieConfig, before: str | None = None) -> list[str]:

@@ -66,6 +66,7 @@ from ..timeline.instant import (
 )
 from ..timeline.service_plans import compaction_operations, pending_clustering_file_groups
 from ..write.heartbeat import HeartbeatSettings
+from ..write.lock import LockSettings, table_lock
 from ..write.metadata_writer import (
     MetadataTableWriter,
     change_of_clean,
@@ -440,13 +441,15 @@ def clean(storage: Storage, options: dict[str, Any] | None = None, now: datetime
     """Finish pending cleans, then plan and run a new one when due; the instant of the last clean run here,
     None when there was nothing to do. `now` (for KEEP_LATEST_BY_HOURS) defaults to the wall clock. With
     hoodie.cleaner.policy.failed.writes=LAZY the failed writes whose heartbeat expired are rolled back first, as
-    Hudi's cleaner does (live writers' instants stay)."""
+    Hudi's cleaner does (live writers' instants stay). Under optimistic concurrency control all of it holds the
+    table lock."""
     refuse_unkept_metadata(storage, "a clean")
     cfg = HoodieConfig(options or {})
-    table = HoodieTable.load(storage)
-    if cfg.get(FAILED_WRITES_POLICY) == "LAZY":
-        table = rollback_expired_writes(table, HeartbeatSettings.of(cfg))
-    return clean_table(table, cfg, _new_instant_time, now)
+    with table_lock(storage, LockSettings.of(cfg), "a clean"):
+        table = HoodieTable.load(storage)
+        if cfg.get(FAILED_WRITES_POLICY) == "LAZY":
+            table = rollback_expired_writes(table, HeartbeatSettings.of(cfg))
+        return clean_table(table, cfg, _new_instant_time, now)
 
 
 def _new_instant_time(table: HoodieTable) -> str:

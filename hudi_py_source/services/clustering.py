@@ -74,6 +74,7 @@ from ..write.base_files import base_file_write_stat, base_file_writer
 from ..write.clustering_updates import ALLOW_UPDATES
 from ..write.commit import Commit
 from ..write.heartbeat import HeartbeatSettings
+from ..write.lock import LockSettings, table_lock
 from ..write.markers import WriteMarkers
 from ..write.metadata_writer import refuse_unkept_metadata
 from ..write.rollback import rollback_failed_writes, rollback_instant
@@ -260,12 +261,14 @@ def schedule_clustering(storage: Storage | str, options: dict[str, Any] | None =
     cfg = HoodieConfig(options or {})
     _refuse_bucket_index(cfg)
     refuse_unkept_metadata(storage, "a clustering")
-    return _schedule(_load(storage), cfg)
+    with table_lock(storage, LockSettings.of(cfg), "scheduling a clustering"):
+        return _schedule(_load(storage, cfg), cfg)
 
 
-def _load(storage: Storage) -> HoodieTable:
-    """The table a clustering runs on, failed writes rolled back (a pending clustering is not one)."""
-    return rollback_failed_writes(HoodieTable.load(storage))
+def _load(storage: Storage, cfg: HoodieConfig) -> HoodieTable:
+    """The table a clustering runs on, failed writes rolled back (a pending clustering is not one); one writer
+    at a time a live writer refuses it, under optimistic concurrency control it is left at work."""
+    return rollback_failed_writes(HoodieTable.load(storage), HeartbeatSettings.of(cfg), locks=LockSettings.of(cfg))
 
 
 def clustering_action(table: HoodieTable) -> str:
@@ -314,6 +317,18 @@ def _conflicts(table: HoodieTable, plan: ClusteringPlan) -> list[FileGroupId]:
             if now is None or base != planned.base_path or not logs <= set(planned.log_paths):
                 out.append(FileGroupId(planned.partition_path, planned.file_id))
     return out
+
+
+def _refuse_conflicts(instant_time: str, conflicts: list[FileGroupId]) -> None:
+    """A clustering whose input groups changed after planning (before it ran, or, under optimistic concurrency
+    control, while it ran) must not complete: it would undo those writes."""
+    if conflicts:
+        raise HoodieClusteringConflictError(
+            f"clustering {instant_time} rolled back: file group {conflicts[0]} "
+            f"({len(conflicts)} in all) was updated or replaced by a write after it was planned (as "
+            f"{CLUSTERING_UPDATES_STRATEGY.key}={ALLOW_UPDATES}, an overwrite or a concurrent writer allow); "
+            "completing would undo that write. Schedule a new clustering", file_group=conflicts[0],
+            instant=instant_time)
 
 
 @dataclass
@@ -428,7 +443,7 @@ def execute_clustering(storage: Storage | str, instant_time: str, options: dict[
     """Run one scheduled (or interrupted) clustering to completion; returns its instant time."""
     storage = Storage.of(storage)
     refuse_unkept_metadata(storage, "a clustering")
-    return _execute_clustering(_load(storage), instant_time, options)
+    return _execute_clustering(_load(storage, HoodieConfig(options or {})), instant_time, options)
 
 
 def _execute_clustering(table: HoodieTable, instant_time: str, options: dict[str, Any] | None) -> str:
@@ -439,11 +454,7 @@ def _execute_clustering(table: HoodieTable, instant_time: str, options: dict[str
     conflicts = _conflicts(table, plan)
     if conflicts:
         rollback_instant(table, pending)
-        raise HoodieClusteringConflictError(
-            f"clustering {instant_time} rolled back: file group {conflicts[0]} "
-            f"({len(conflicts)} in all) was updated or replaced by a write after it was planned (as "
-            f"{CLUSTERING_UPDATES_STRATEGY.key}={ALLOW_UPDATES} or an overwrite allow); completing would undo "
-            "that write. Schedule a new clustering", file_group=conflicts[0], instant=instant_time)
+        _refuse_conflicts(instant_time, conflicts)
     schema = table.schema()
     if schema is None:
         raise HoodieTableError(f"clustering {instant_time}: the table has no schema")
@@ -452,11 +463,12 @@ def _execute_clustering(table: HoodieTable, instant_time: str, options: dict[str
     out = _Output(table, instant_time, HoodieConfig(options or {}), full_schema(schema), avro_json,
                   plan.preserve_metadata)
     heartbeat = HeartbeatSettings.of(out.cfg)
-    with Commit.resume(table, pending, CLUSTER, heartbeat) as commit:
+    with Commit.resume(table, pending, CLUSTER, heartbeat, LockSettings.of(out.cfg)) as commit:
         started = time.monotonic()
         stats = [stat for group in plan.groups for stat in _cluster_group(out, group, plan.sort_columns)]
         commit.complete(stats, {"schema": avro_json}, _replaced(plan),
-                        out.cfg.get(METADATA_COMPACT_MAX_DELTA_COMMITS), heartbeat)
+                        out.cfg.get(METADATA_COMPACT_MAX_DELTA_COMMITS), heartbeat,
+                        conflicts=lambda now, _touched: _refuse_conflicts(instant_time, _conflicts(now, plan)))
     LOG.info("clustering %s: %d group(s) into %d file(s) in %.1f s", instant_time, len(plan.groups),
              out.files_written, time.monotonic() - started)
     return instant_time
@@ -466,7 +478,7 @@ def run_clustering(storage: Storage | str, options: dict[str, Any] | None = None
     """Execute every pending clustering, oldest first; their instant times."""
     storage = Storage.of(storage)
     refuse_unkept_metadata(storage, "a clustering")
-    return _run(_load(storage), options)
+    return _run(_load(storage, HoodieConfig(options or {})), options)
 
 
 def cluster(storage: Storage | str, options: dict[str, Any] | None = None) -> list[str]:
@@ -476,9 +488,10 @@ def cluster(storage: Storage | str, options: dict[str, Any] | None = None) -> li
     cfg = HoodieConfig(options or {})
     _refuse_bucket_index(cfg)
     refuse_unkept_metadata(storage, "a clustering")
-    table = _load(storage)
-    if not pending_clusterings(table) and _schedule(table, cfg) is None:
-        return []
+    with table_lock(storage, LockSettings.of(cfg), "scheduling a clustering"):
+        table = _load(storage, cfg)
+        if not pending_clusterings(table) and _schedule(table, cfg) is None:
+            return []
     return _run(table, options)
 
 

@@ -73,9 +73,10 @@ from ..timeline.service_plans import (
 from ..write.base_files import base_file_write_stat, base_file_writer
 from ..write.commit import CompactionCommit
 from ..write.heartbeat import HeartbeatSettings
+from ..write.lock import LockSettings, table_lock
 from ..write.markers import WriteMarkers
 from ..write.metadata_writer import refuse_unkept_metadata
-from ..write.rollback import rollback_instant
+from ..write.rollback import rollback_failed_writes
 
 LOG = logging.getLogger("hudi_py_source.compaction")
 PLAN = "HoodieCompactionPlan"
@@ -152,29 +153,28 @@ def _plan_record(chosen: list[tuple[CompactionOperation, dict[str, float]]], lay
     return {**record, "missingSchedulePartitions": []} if layout >= 2 else record
 
 
-def _roll_back_failed_delta_commits(table: HoodieTable) -> HoodieTable:
-    """A pending delta commit's log files sit in the slices a plan would list, and its rollback deletes
-    them: Hudi refuses to plan while an earlier write is inflight. With the single-writer eager policy of
-    the write client such a write has no live writer, so it is rolled back now, as the next write would."""
-    for pending in table.timeline.pending():
-        if pending.action == DELTA_COMMIT:
-            LOG.info("rolling back failed delta commit %s before scheduling a compaction", pending.timestamp)
-            rollback_instant(table, pending)
-            table = table.reload()
-    return table
+def _roll_back_failed_writes(table: HoodieTable, cfg: HoodieConfig) -> HoodieTable:
+    """A failed delta commit's log files sit in the slices a plan would list, and its rollback deletes them, so
+    failed writes are rolled back before planning, as a write's start does. One writer at a time, a live writer
+    refuses the plan (its instant is no failed write); under optimistic concurrency control it is left at work:
+    its logs are not in the plan, and its commit finds the plan a conflict (write/conflict.py)."""
+    return rollback_failed_writes(table, HeartbeatSettings.of(cfg), locks=LockSettings.of(cfg))
 
 
 def schedule_compaction(storage: Storage | str, options: dict[str, Any] | None = None) -> str | None:
-    """Write a compaction plan of the slices worth compacting; None when no slice has log files."""
+    """Write a compaction plan of the slices worth compacting; None when no slice has log files. Under optimistic
+    concurrency control it plans under the table lock."""
     storage = Storage.of(storage)
     refuse_unkept_metadata(storage, "a compaction")
-    return _schedule(_table(storage), HoodieConfig(options or {}))[1]
+    cfg = HoodieConfig(options or {})
+    with table_lock(storage, LockSettings.of(cfg), "scheduling a compaction"):
+        return _schedule(_table(storage), cfg)[1]
 
 
 def _schedule(table: HoodieTable, cfg: HoodieConfig) -> tuple[HoodieTable, str | None]:
     """The plan's instant (None: nothing to compact), with the table it was scheduled on (its timeline holds
     the plan)."""
-    table = _roll_back_failed_delta_commits(table)
+    table = _roll_back_failed_writes(table, cfg)
     chosen = _select(table, cfg)
     if not chosen:
         return table, None
@@ -297,7 +297,7 @@ def _execute_compaction(table: HoodieTable, instant_time: str, options: dict[str
         return instant_time
     cfg = HoodieConfig(options or {})
     heartbeat = HeartbeatSettings.of(cfg)
-    with CompactionCommit.resume(table, instant, "COMPACT", heartbeat) as commit:
+    with CompactionCommit.resume(table, instant, "COMPACT", heartbeat, LockSettings.of(cfg)) as commit:
         started = time.monotonic()
         stats = _execute(commit.table, commit.instant, dict(options or {}))
         commit.complete(stats, {"schema": _schema_json(commit.table.avro_schema())},
@@ -319,11 +319,13 @@ def compact(storage: Storage | str, options: dict[str, Any] | None = None, insta
     and no instant is named; their instant times. The table is loaded once for both."""
     storage = Storage.of(storage)
     refuse_unkept_metadata(storage, "a compaction")
-    table = _table(storage)
-    if instant is None and not table.timeline.pending_compactions():
-        table, scheduled = _schedule(table, HoodieConfig(options or {}))
-        if scheduled is None:
-            return []
+    cfg = HoodieConfig(options or {})
+    with table_lock(storage, LockSettings.of(cfg), "scheduling a compaction"):
+        table = _table(storage)
+        if instant is None and not table.timeline.pending_compactions():
+            table, scheduled = _schedule(table, cfg)
+            if scheduled is None:
+                return []
     return _run(table, options, instant)
 
 

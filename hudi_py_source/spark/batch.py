@@ -46,7 +46,7 @@ from ..write.heartbeat import HeartbeatSettings
 from ..write.heartbeat_keeper import hand_over
 from ..write.job import TaskResult, WriteJob
 from .catalog import guard_batches
-from .options import hoodie_options, table_storage
+from .options import hoodie_options, table_storage, write_options
 
 _COMPARISONS: dict[type, str] = {
     EqualTo: "=", GreaterThan: ">", GreaterThanOrEqual: ">=", LessThan: "<", LessThanOrEqual: "<=",
@@ -192,7 +192,7 @@ class PyHudiWriter(DataSourceArrowWriter):
                  guard_meta_columns: bool = False) -> None:
         storage = table_storage(options)
         arrow_schema = to_arrow_schema(schema, timezone="UTC")
-        job = start_write(storage, hoodie_options(options), arrow_schema, "overwrite" if overwrite else "append")
+        job = start_write(storage, write_options(options), arrow_schema, "overwrite" if overwrite else "append")
         assert job is not None
         hand_over(job.storage, job.instant_time, HeartbeatSettings.of(job.config), os.getppid())
         self.job: WriteJob = job

@@ -32,7 +32,7 @@ from ..read.streaming_offsets import INIT_INSTANT, initial_offset, readable_end
 from ..table.file_names import write_token
 from ..write.streaming_sink import StagedRows, commit_micro_batch, stage_rows
 from .batch import PyHudiCdcReader, PyHudiReader
-from .options import hoodie_options, table_storage
+from .options import hoodie_options, table_storage, write_options
 
 OFFSET_KEY = "commitTime"
 
@@ -51,6 +51,7 @@ class PyHudiStreamWriter(DataSourceStreamArrowWriter):
     among them is made absolute here, on the driver, so every commit writes the same folder."""
 
     def __init__(self, options: dict[str, Any], schema: StructType, overwrite: bool) -> None:
+        write_options(options)
         self.options = {**options, "path": table_storage(options).base_url}
         self.arrow_schema = to_arrow_schema(schema, timezone="UTC")
         self.mode = "overwrite" if overwrite else "append"

@@ -73,7 +73,7 @@ class ActiveTimeline:
         self._mtimes: dict[str, float] = {}
         self._completed_bytes: dict[str, bytes] = {}
         self.listing = files
-        self.leftovers = [info.path for info in files if info.name.startswith(ASIDE_PREFIX)]
+        self.leftovers = [info for info in files if info.name.startswith(ASIDE_PREFIX)]
         for info in files:
             instant = parse_instant_file_name(info.name)
             if instant is not None:

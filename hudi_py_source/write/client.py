@@ -18,6 +18,7 @@ from ..config import (
     CDC_LOGGING_MODE,
     COMBINE_BEFORE_INSERT,
     DATABASE_NAME,
+    FAILED_WRITES_POLICY,
     HIVE_STYLE_PARTITIONING,
     KEYGENERATOR_CLASS,
     KEYGENERATOR_TYPE,
@@ -48,6 +49,7 @@ from ..merge.payload import DEFAULT_PAYLOAD, PARTIAL_UPDATE
 from ..services.clean import clean_metadata_table
 from ..services.upgrade import upgrade_table
 from ..storage import Storage
+from ..table.file_group_id import FileGroupId
 from ..table.hoodie_table import HoodieTable, ensure_not_foreign, table_exists
 from ..table.properties import KEYGEN_CLASS_BY_TYPE, TableProperties, init_table_layout
 from ..table.properties import PAYLOAD_CLASS as RECORDED_PAYLOAD_CLASS
@@ -55,9 +57,11 @@ from ..table.properties_v8 import PAYLOAD_OF_MODE, for_new_table_v8, merge_mode,
 from ..table.table_version import upgrade_asked, version_to_write
 from ..timeline import avro_models
 from ..timeline.instant import INFLIGHT, Instant
-from .commit import Commit
+from .commit import Commit, ConflictCheck
+from .conflict import by_bucket, resolve
 from .heartbeat import HeartbeatSettings, acting_as, refuse_live_writers, stop_heartbeat
 from .job import MERGE_OPERATIONS, NEW_FILE_OPERATIONS, TaskResult, WriteJob
+from .lock import LockSettings, table_lock
 from .metadata_writer import prepare_metadata_table, wanted_partitions
 from .new_file_groups import collect_partitions, write_new_file_groups
 from .post_commit import finish_interrupted_inline_services, run_post_commit, validate_post_commit
@@ -337,6 +341,7 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
     if table is not None:
         _check_against_table(table.props, cfg)
     validate_post_commit(cfg)
+    LockSettings.of(cfg)
     operation = operation_of(cfg, operation_for(how, cfg.get(OPERATION), exists), data_schema)
     _validate_new_write(cfg, operation, data_schema)
     if table is not None and upgrade_asked(cfg, table.props) is not None:
@@ -358,23 +363,38 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
         if cfg.get(METADATA_ENABLE) or wanted_partitions(cfg):
             table = prepare_metadata_table(table, cfg, "a write")
     else:
-        heartbeat = HeartbeatSettings.of(cfg)
-        refuse_live_writers(storage, table.timeline, heartbeat, None)
-        table = rollback_failed_writes(prepare_metadata_table(table, cfg, "a write"), heartbeat,
-                                       live_writers_refused=True)
-        if finish_interrupted_inline_services(storage, cfg):
-            table = table.reload()
+        table = _prepared(table, cfg)
     last = table.timeline.last_completed_commit()
     job = WriteJob(storage, cfg.as_dict(), "", operation, schema, to_json(avro), name,
                    last.timestamp if last else None, table.props.table_type, table,
                    cdc_mode=table.props.cdc_logging_mode if table.props.cdc_enabled else None)
     job.instant_time = _open_instant(table, job)
     try:
-        clean_metadata_table(table, cfg)
+        with table_lock(storage, LockSettings.of(cfg), "cleaning the metadata table"):
+            clean_metadata_table(table, cfg)
     except BaseException:
         stop_heartbeat(storage, job.instant_time)
         raise
     return job
+
+
+def _prepared(table: HoodieTable, cfg: HoodieConfig) -> HoodieTable:
+    """An existing table made ready for a write: its metadata table as the options want it, failed writes rolled
+    back, interrupted inline services finished. One writer at a time: a live writer is refused first. Under
+    optimistic concurrency control this happens under the table lock, and failed writes are left to the cleaner
+    unless hoodie.cleaner.policy.failed.writes=EAGER is given (LAZY is the policy of multiple writers, as Hudi sets
+    it for them)."""
+    heartbeat, locks = HeartbeatSettings.of(cfg), LockSettings.of(cfg)
+    if not locks.optimistic:
+        refuse_live_writers(table.storage, table.timeline, heartbeat, None)
+        table = rollback_failed_writes(prepare_metadata_table(table, cfg, "a write"), heartbeat,
+                                       live_writers_refused=True)
+        return table.reload() if finish_interrupted_inline_services(table.storage, cfg) else table
+    with table_lock(table.storage, locks, "a write's start"):
+        table = prepare_metadata_table(table.reload(), cfg, "a write")
+        if cfg.is_set(FAILED_WRITES_POLICY) and cfg.get(FAILED_WRITES_POLICY) == "EAGER":
+            table = rollback_failed_writes(table, heartbeat, locks=locks)
+        return table.reload() if finish_interrupted_inline_services(table.storage, cfg) else table
 
 
 def _without_delete_flags(schema: pa.Schema) -> pa.Schema:
@@ -395,14 +415,17 @@ def _open_instant(table: HoodieTable, job: WriteJob) -> str:
     """The write's instant; an overwrite's requested file holds an empty replace plan, as Hudi writes it (Hudi
     1.x names the operation there).
 
-    Two writers starting together may each have found no live writer before the other's instant existed; each
-    looks again once its own instant exists (its heartbeat beating first), so at least one of them sees the
-    other, withdraws its instant (nothing is written yet) and is refused."""
+    One writer at a time: two writers starting together may each have found no live writer before the other's
+    instant existed; each looks again once its own instant exists (its heartbeat beating first), so at least one
+    of them sees the other, withdraws its instant (nothing is written yet) and is refused. Under optimistic
+    concurrency control writers run together and meet at their commits instead."""
     plan = b""
     if job.action == "replacecommit":
         plan = _requested_replace(table.props.layout_version, job.operation.upper())
-    heartbeat = HeartbeatSettings.of(job.config)
-    commit = Commit.start(table, job.action, job.operation.upper(), plan, heartbeat)
+    heartbeat, locks = HeartbeatSettings.of(job.config), LockSettings.of(job.config)
+    commit = Commit.start(table, job.action, job.operation.upper(), plan, heartbeat, locks)
+    if locks.optimistic:
+        return commit.instant_time
     try:
         refuse_live_writers(table.storage, table.timeline.reload(), heartbeat, commit.instant_time)
     except BaseException:
@@ -464,7 +487,7 @@ def commit_write(job: WriteJob, results: list[TaskResult], extra_metadata: dict[
         replaced = _replaced_file_ids(job.table, job, results) if job.action == "replacecommit" else None
         metadata = commit.complete(stats, {**(extra_metadata or {}), "schema": job.avro_schema_json}, replaced,
                                    job.config.get(METADATA_COMPACT_MAX_DELTA_COMMITS), HeartbeatSettings.of(job.config),
-                                   keep_heartbeat=True)
+                                   keep_heartbeat=True, conflicts=_conflict_check(job))
     try:
         with acting_as(job.instant_time):
             run_post_commit(job.storage, job.config, job.instant_time, job.action, metadata)
@@ -474,15 +497,27 @@ def commit_write(job: WriteJob, results: list[TaskResult], extra_metadata: dict[
 
 
 def _commit_of(job: WriteJob) -> Commit:
-    return Commit(job.table, Instant(job.instant_time, job.action, INFLIGHT), job.operation.upper())
+    return Commit(job.table, Instant(job.instant_time, job.action, INFLIGHT), job.operation.upper(),
+                  LockSettings.of(job.config))
+
+
+def _conflict_check(job: WriteJob) -> ConflictCheck:
+    """Optimistic concurrency control's check of a write (write/conflict.py): against what completed since the
+    timeline the write started from, and what was planned after its instant."""
+    buckets = by_bucket(job.config)
+
+    def check(table: HoodieTable, touched: frozenset[FileGroupId]) -> None:
+        resolve(table.timeline, job.table.timeline, job.instant_time, touched, buckets)
+    return check
 
 
 def abort_write(job: WriteJob) -> None:
     """Roll the instant back now; whatever a straggler task writes later the next write rolls back."""
-    table = job.table.reload()
-    pending = table.timeline.find(job.instant_time)
     try:
-        if pending is not None and not pending.is_completed:
-            rollback_instant(table, pending)
+        with table_lock(job.storage, LockSettings.of(job.config), f"rolling back {job.instant_time}"):
+            table = job.table.reload()
+            pending = table.timeline.find(job.instant_time)
+            if pending is not None and not pending.is_completed:
+                rollback_instant(table, pending)
     finally:
         stop_heartbeat(job.storage, job.instant_time)

@@ -31,15 +31,18 @@ from __future__ import annotations
 
 import logging
 import posixpath
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 
+from ..errors import HoodieConcurrentWriterError, HoodieError
 from ..storage import Storage
 from ..table.file_group_id import FileGroupId
 from ..table.file_names import parse_base_file_name, parse_log_file_name
 from ..table.hoodie_table import HoodieTable
 from ..timeline.commit_metadata import CommitMetadata, WriteStat
 from ..timeline.instant import INFLIGHT, REQUESTED, Instant
+from .conflict import touched_by_stats
 from .heartbeat import (
     DEFAULT_SETTINGS,
     HeartbeatSettings,
@@ -48,6 +51,7 @@ from .heartbeat import (
     start_heartbeat,
     stop_heartbeat,
 )
+from .lock import SINGLE_WRITER, LockSettings, table_lock
 from .log_append import logs_of_append_marker
 from .markers import WriteMarkers
 from .metadata_writer import (
@@ -61,6 +65,9 @@ from .rollback import rollback_instant
 
 LOG = logging.getLogger("hudi_py_source.commit")
 
+# Under the table lock, given the table as it is then and the file groups the commit touches: raises to abort it.
+ConflictCheck = Callable[[HoodieTable, frozenset[FileGroupId]], None]
+
 
 class Commit:
     """One instant that writes data files, from INFLIGHT to COMPLETED; `table` is the table as the instant
@@ -68,19 +75,21 @@ class Commit:
 
     compacted = False
 
-    def __init__(self, table: HoodieTable, instant: Instant, operation_type: str) -> None:
+    def __init__(self, table: HoodieTable, instant: Instant, operation_type: str,
+                 locks: LockSettings = SINGLE_WRITER) -> None:
         self.table = table
         self.instant = instant
         self.operation_type = operation_type
+        self.locks = locks
 
     @classmethod
     def start(cls, table: HoodieTable, action: str, operation_type: str, plan: bytes = b"",
-              heartbeat: HeartbeatSettings = DEFAULT_SETTINGS) -> Commit:
+              heartbeat: HeartbeatSettings = DEFAULT_SETTINGS, locks: LockSettings = SINGLE_WRITER) -> Commit:
         """A new instant, its heartbeat beating before it is requested (with `plan`) and inflight (with the
-        operation Hudi records there)."""
+        operation Hudi records there). Under optimistic concurrency control another writer that took the same
+        instant time makes this one take the next."""
         timeline = table.timeline
-        instant_time = timeline.new_instant_time(table.props.timeline_timezone)
-        start_heartbeat(table.storage, instant_time, heartbeat, new_instant=True)
+        instant_time = _new_instant(table, heartbeat, locks)
         try:
             requested = timeline.create_requested(instant_time, action, plan)
             profile = CommitMetadata({}, False, {}, operation_type, None)
@@ -88,24 +97,26 @@ class Commit:
         except BaseException:
             stop_heartbeat(table.storage, instant_time)
             raise
-        return cls(table, inflight, operation_type)
+        return cls(table, inflight, operation_type, locks)
 
     @classmethod
     def resume(cls, table: HoodieTable, planned: Instant, operation_type: str,
-               heartbeat: HeartbeatSettings = DEFAULT_SETTINGS) -> Commit:
+               heartbeat: HeartbeatSettings = DEFAULT_SETTINGS, locks: LockSettings = SINGLE_WRITER) -> Commit:
         """The scheduled instant `planned` runs, its heartbeat beating: REQUESTED moves to INFLIGHT; an attempt
         that died INFLIGHT is rolled back to its plan first (its files deleted, the rollback recorded on the
-        timeline). A planned instant whose heartbeat lives is another process's run, and refused."""
+        timeline, under the table lock). A planned instant whose heartbeat lives is another process's run, and
+        refused."""
         refuse_live_instant(table.storage, planned.timestamp, heartbeat)
         if planned.state == INFLIGHT:
             LOG.info("rolling back the failed attempt of %s %s before running it again", planned.action,
                      planned.timestamp)
-            rollback_instant(table, planned, keep_requested=True)
+            with table_lock(table.storage, locks, f"rolling back {planned.action} {planned.timestamp}"):
+                rollback_instant(table.reload() if locks.optimistic else table, planned, keep_requested=True)
             table = table.reload()
             planned = Instant(planned.timestamp, planned.action, REQUESTED)
         start_heartbeat(table.storage, planned.timestamp, heartbeat, new_instant=False)
         try:
-            return cls(table, table.timeline.transition_to_inflight(planned), operation_type)
+            return cls(table, table.timeline.transition_to_inflight(planned), operation_type, locks)
         except BaseException:
             stop_heartbeat(table.storage, planned.timestamp)
             raise
@@ -131,12 +142,39 @@ class Commit:
     def complete(self, stats: Iterable[WriteStat], extra_metadata: Mapping[str, str],
                  replaced: Mapping[str, list[str]] | None = None,
                  metadata_compact_every: int = DEFAULT_MAX_DELTA_COMMITS,
-                 heartbeat: HeartbeatSettings = DEFAULT_SETTINGS, keep_heartbeat: bool = False) -> CommitMetadata:
+                 heartbeat: HeartbeatSettings = DEFAULT_SETTINGS, keep_heartbeat: bool = False,
+                 conflicts: ConflictCheck | None = None) -> CommitMetadata:
         """Publish the instant with the files `stats` report (see the module docstring); returns its metadata.
         `metadata_compact_every`: hoodie.metadata.compact.max.delta.commits, for a table with a metadata table.
         The heartbeat stops, unless `keep_heartbeat` asks it to beat on through a write's post-commit services;
-        called inside `with` the commit, whose exit stops it if the instant did not complete (a failed write)."""
+        called inside `with` the commit, whose exit stops it if the instant did not complete (a failed write).
+        Under optimistic concurrency control the table lock is held from the conflict check to the publication:
+        `conflicts` gets the table as it is then and the file groups this commit touches, and raises to abort, the
+        instant rolled back first."""
         reported = list(stats)
+        with table_lock(self.storage, self.locks, f"commit of {self.instant.action} {self.instant_time}"):
+            if self.locks.optimistic:
+                self._check_conflicts(conflicts, reported, replaced)
+            return self._publish(reported, extra_metadata, replaced, metadata_compact_every, heartbeat,
+                                 keep_heartbeat)
+
+    def _check_conflicts(self, conflicts: ConflictCheck | None, stats: list[WriteStat],
+                         replaced: Mapping[str, list[str]] | None) -> None:
+        """The table as it is now, under the lock; a conflict rolls this instant back before it is raised."""
+        self.table = self.table.reload()
+        if conflicts is None:
+            return
+        try:
+            conflicts(self.table, touched_by_stats(stats, replaced))
+        except HoodieError:
+            LOG.warning("%s %s conflicts with another writer: rolling it back", self.instant.action,
+                        self.instant_time)
+            rollback_instant(self.table, self.instant)
+            raise
+
+    def _publish(self, reported: list[WriteStat], extra_metadata: Mapping[str, str],
+                 replaced: Mapping[str, list[str]] | None, metadata_compact_every: int,
+                 heartbeat: HeartbeatSettings, keep_heartbeat: bool) -> CommitMetadata:
         refuse_expired(self.storage, self.instant_time, heartbeat)
         delete_unreported_files(self.storage, self.instant_time, reported)
         by_partition: dict[str, list[WriteStat]] = {}
@@ -153,6 +191,27 @@ class Commit:
         if not keep_heartbeat:
             stop_heartbeat(self.storage, self.instant_time)
         return metadata
+
+
+def _new_instant(table: HoodieTable, heartbeat: HeartbeatSettings, locks: LockSettings) -> str:
+    """A new instant time, its heartbeat's first beat taken. Two writers may take the same millisecond: one
+    writer at a time, the second is refused; under optimistic concurrency control it takes a later time."""
+    for _ in range(_INSTANT_TIME_ATTEMPTS):
+        instant_time = table.timeline.new_instant_time(table.props.timeline_timezone)
+        try:
+            start_heartbeat(table.storage, instant_time, heartbeat, new_instant=True)
+        except HoodieConcurrentWriterError:
+            if not locks.optimistic:
+                raise
+            time.sleep(0.002)
+            continue
+        return instant_time
+    raise HoodieConcurrentWriterError(
+        f"{table.storage.base_url}: {_INSTANT_TIME_ATTEMPTS} instant times in a row were taken by other writers",
+        instant=None, other=None)
+
+
+_INSTANT_TIME_ATTEMPTS = 20
 
 
 class CompactionCommit(Commit):

@@ -154,13 +154,30 @@ def append_file_group(job: WriteJob, target: Target, incoming: pa.Table, token: 
     names, base_file = _stat_slice(job, target, by_delta_commit)
     stats = []
     for log in _roll(blocks, job.config.get(LOGFILE_MAX_SIZE)):
-        name = make_log_file_name(target.file_id, base_instant, version, token)
-        rel_path = posixpath.join(target.partition_path, name) if target.partition_path else name
-        written = write_log_file(job.storage, rel_path, [b.data for b in log.blocks])
+        name, version, written = _create_log(job.storage, target, base_instant, version, token, log)
         names.append(name)
         stats.append(_delta_stat(target, base_instant, base_file, log, written, version, names, started))
         version += 1
     return stats
+
+
+def _create_log(storage: Storage, target: Target, base_instant: str, version: int, token: str,
+                log: _LogFile) -> tuple[str, int, WrittenLogFile]:
+    """The log file at `version`, or at the next free one: on version 6 a concurrent writer (optimistic
+    concurrency control) may have created the slice's next log meanwhile; its commit or this one's then finds the
+    conflict. Returns the name and version written."""
+    for attempt in range(_VERSION_ATTEMPTS):
+        name = make_log_file_name(target.file_id, base_instant, version + attempt, token)
+        rel_path = posixpath.join(target.partition_path, name) if target.partition_path else name
+        try:
+            return name, version + attempt, write_log_file(storage, rel_path, [b.data for b in log.blocks])
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"log versions {version} to {version + _VERSION_ATTEMPTS - 1} of file group "
+                          f"{target.file_id} in {target.partition_path or '(table)'} all exist")
+
+
+_VERSION_ATTEMPTS = 100
 
 
 def _stat_slice(job: WriteJob, target: Target, by_delta_commit: bool) -> tuple[list[str], str]:

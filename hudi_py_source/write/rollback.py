@@ -21,6 +21,7 @@ from ..timeline import avro_models
 from ..timeline.instant import Instant
 from .heartbeat import DEFAULT_SETTINGS, HeartbeatSettings, live_instants, refuse_live_writers
 from .instant_rollback import BeforeComplete, finish_rollback, rollback_files
+from .lock import SINGLE_WRITER, LockSettings, table_lock
 from .log_append import first_block_instant, logs_of_append_marker
 from .markers import WriteMarkers
 from .metadata_writer import MetadataTableWriter, has_metadata_table
@@ -130,17 +131,30 @@ def failed_write_candidates(table: HoodieTable) -> list[Instant]:
 
 
 def rollback_failed_writes(table: HoodieTable, heartbeat: HeartbeatSettings = DEFAULT_SETTINGS,
-                           live_writers_refused: bool = False) -> HoodieTable:
-    """Roll back every failed write, after refusing to run beside a live writer (its heartbeat beats: it is at
-    work, and rolling it back would delete what it is writing) unless the caller has just refused them. Timeline
-    files a dead writer wrote aside and never published go too. Returns the table as it is after: `table` itself
-    when nothing was rolled back, else reloaded."""
+                           live_writers_refused: bool = False, locks: LockSettings = SINGLE_WRITER) -> HoodieTable:
+    """Roll back every failed write. One writer at a time: after refusing to run beside a live writer (its
+    heartbeat beats: it is at work, and rolling it back would delete what it is writing) unless the caller has just
+    refused them; timeline files a dead writer wrote aside and never published go too. Under optimistic concurrency
+    control live writers are others at work: under the table lock (no two rollbacks of one instant, no commit
+    between), only writes whose heartbeat expired go, and aside files only once as old as an expired heartbeat (a
+    live writer may be about to publish one). Returns the table as it is after: `table` itself when nothing was
+    rolled back, else reloaded."""
     refuse_pending_restore(table)
-    if not live_writers_refused:
-        refuse_live_writers(table.storage, table.timeline, heartbeat, None)
+    if not locks.optimistic:
+        if not live_writers_refused:
+            refuse_live_writers(table.storage, table.timeline, heartbeat, None)
+        _delete_leftovers(table, None)
+        return rollback_expired_writes(resume_pending_rollbacks(table), heartbeat)
+    with table_lock(table.storage, locks, "rolling back failed writes"):
+        table = table.reload()
+        _delete_leftovers(table, time.time() - heartbeat.max_age_s)
+        return rollback_expired_writes(resume_pending_rollbacks(table), heartbeat)
+
+
+def _delete_leftovers(table: HoodieTable, written_before: float | None) -> None:
     for leftover in table.timeline.leftovers:
-        table.storage.delete(leftover)
-    return rollback_expired_writes(resume_pending_rollbacks(table), heartbeat)
+        if written_before is None or leftover.mtime < written_before:
+            table.storage.delete(leftover.path)
 
 
 def rollback_expired_writes(table: HoodieTable, heartbeat: HeartbeatSettings) -> HoodieTable:

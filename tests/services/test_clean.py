@@ -26,7 +26,7 @@ from hudi_py_source.table.file_names import parse_base_file_name, parse_log_file
 from hudi_py_source.table.hoodie_table import HoodieTable
 from hudi_py_source.timeline import avro_models
 from hudi_py_source.timeline.instant import Instant, new_instant_time, parse_instant_time
-from hudi_py_source.write.client import start_write, write_task
+from hudi_py_source.write.client import abort_write, start_write, write_task
 
 MANUAL = {"hoodie.clean.automatic": "false"}
 PLAN_FIELDS = ["earliestInstantToRetain", "lastCompletedCommitTimestamp", "policy", "filesToBeDeletedPerPartition",
@@ -353,6 +353,7 @@ def test_pending_write_files_survive(tmp_path) -> None:
     assert pending <= data_files(url)
     Table(url).clean({"hoodie.cleaner.fileversions.retained": "1"})
     assert data_files(url) == files_of(data_files(url), c[2]) | pending
+    abort_write(job)
 
 
 # --- replaced file groups ------------------------------------------------------------------------

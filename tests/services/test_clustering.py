@@ -30,7 +30,7 @@ from hudi_py_source.table.file_names import make_base_file_name, new_file_id, pa
 from hudi_py_source.table.hoodie_table import HoodieTable
 from hudi_py_source.timeline import avro_models
 from hudi_py_source.timeline.instant import Instant
-from hudi_py_source.write.client import start_write, write_task
+from hudi_py_source.write.client import abort_write, start_write, write_task
 from hudi_py_source.write.clustering_updates import ALLOW_UPDATES
 from hudi_py_source.write.markers import WriteMarkers
 
@@ -373,6 +373,7 @@ def test_bad_options_name_the_option(tmp_path) -> None:
             refused({"hoodie.index.type": "BUCKET"})
     assert [(i.action, i.state) for i in timeline(url).instants] == [("commit", "COMPLETED"),
                                                                       ("commit", "INFLIGHT")]
+    abort_write(failed)
 
 
 def test_output_file_groups_ceil(tmp_path) -> None:

@@ -19,7 +19,7 @@ from hudi_py_source.read.streaming_offsets import INIT_INSTANT, initial_offset, 
 from hudi_py_source.spark.streaming import PyHudiStreamReader
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.hoodie_table import HoodieTable, table_exists
-from hudi_py_source.write.client import start_write
+from hudi_py_source.write.client import abort_write, start_write
 from hudi_py_source.write.streaming_sink import (
     SINK_CHECKPOINT_KEY,
     checkpoint_value,
@@ -139,6 +139,7 @@ def test_readable_end_stops_before_a_pending_write(tmp_path: Path) -> None:
                             table.timeline.read_bytes(table.timeline.completed_commits()[0]))
     assert commit_times(url) == [first, later]
     assert readable_end(Storage(url)) == first
+    abort_write(job)
 
 
 def test_initial_offset_follows_start_offset_option(tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import IO, Any
 
 from hudi_py_source.storage import Storage
-from hudi_py_source.write.heartbeat import HEARTBEAT_FOLDER, stop_heartbeat
+from hudi_py_source.write import heartbeat
+from hudi_py_source.write.heartbeat import HEARTBEAT_FOLDER, release_heartbeat, stop_heartbeat
 
 
 class InjectedCrash(Exception):
@@ -26,6 +27,18 @@ def heartbeats_expire(table_path: str) -> None:
     storage = Storage(table_path)
     for info in storage.list(HEARTBEAT_FOLDER):
         stop_heartbeat(storage, info.name)
+
+
+def running_heartbeats() -> list[tuple[str, str]]:
+    """(table URL, instant) of every heartbeat this process beats now."""
+    with heartbeat._RUNNING_LOCK:
+        return list(heartbeat._RUNNING)
+
+
+def halt_all(running: list[tuple[str, str]]) -> None:
+    """Stop beating them, as if their writers died (their files stay, and expire)."""
+    for base_url, instant in running:
+        release_heartbeat(Storage(base_url), instant)
 
 
 class FaultInjectingStorage(Storage):

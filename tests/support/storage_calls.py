@@ -67,7 +67,7 @@ def scenario(base_url: str, table_type: str, storage_options: dict[str, Any] | N
     table = Table(base_url, storage_options)
     out: dict[str, Counts] = {}
     for name, step in _steps(table, table_type):
-        with counted_calls() as calls:
+        with counted_calls(base_url) as calls:
             step()
         out[name] = {kind: calls[kind] for kind in CALL_KINDS if calls[kind]}
     return out

@@ -142,10 +142,9 @@ def test_pinned_options_accept_only_what_pyhudi_behaves_as() -> None:
 
 
 REFUSALS = [
-    ("hoodie.write.lock.provider", "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider",
-     "pyhudi writes single-writer only, so it takes no lock; only "
-     "org.apache.hudi.client.transaction.lock.InProcessLockProvider is accepted, which takes none in single-writer "
-     "mode either"),
+    ("hoodie.write.lock.provider", "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider",
+     "pyhudi's lock providers are org.apache.hudi.client.transaction.lock.InProcessLockProvider and "
+     "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"),
     ("hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled", "true",
      "pyhudi's key generators print timestamp key values as epoch microseconds"),
     ("hoodie.table.base.file.format", "ORC", "pyhudi writes parquet base files"),
@@ -158,9 +157,9 @@ REFUSALS = [
     ("hoodie.logfile.data.block.format", "hfile", "pyhudi writes avro data blocks"),
     ("hoodie.write.markers.type", "TIMELINE_SERVER_BASED", "pyhudi runs no timeline server; it writes DIRECT markers"),
     ("hoodie.cleaner.policy.failed.writes", "never",
-     "pyhudi rolls failed writes back before the next write (EAGER or LAZY); it does not keep them"),
-    ("hoodie.write.concurrency.mode", "optimistic_concurrency_control", "pyhudi writes single-writer only"),
-    ("hoodie.write.concurrency.mode", "NON_BLOCKING_CONCURRENCY_CONTROL", "pyhudi writes single-writer only"),
+     "pyhudi rolls failed writes back, before the next write (EAGER) or when cleaning (LAZY)"),
+    ("hoodie.write.concurrency.mode", "NON_BLOCKING_CONCURRENCY_CONTROL",
+     "pyhudi runs one writer at a time or optimistic concurrency control"),
     ("hoodie.clean.async", "true",
      "pyhudi cleans inline after a commit (hoodie.clean.automatic) or when a clean is run"),
     ("hoodie.datasource.hive_sync.partition_fields", "city",

@@ -26,6 +26,7 @@ from hudi_py_source import (
     HoodieError,
     HoodieIncrementalRangeError,
     HoodieKeyError,
+    HoodieLockError,
     HoodieSchemaError,
     HoodieTableChangedError,
     HoodieTableError,
@@ -48,7 +49,7 @@ FAMILY = [cls for _, cls in inspect.getmembers(errors_module, inspect.isclass)
 
 
 def test_the_family_is_exported_and_every_class_is_a_hoodie_error() -> None:
-    assert len(FAMILY) == 16
+    assert len(FAMILY) == 17
     for cls in FAMILY:
         assert getattr(hudi_py_source, cls.__name__) is cls
         assert cls.__name__ in hudi_py_source.__all__
@@ -69,6 +70,7 @@ def test_the_existing_classes_keep_their_bases() -> None:
     assert issubclass(HoodieUnsupportedFileError, HoodieUnsupportedError)
     assert issubclass(HoodieUnsupportedError, HoodieTableError)
     assert issubclass(HoodieCommitConflictError, HoodieTimelineError)
+    assert HoodieLockError.__bases__ == (hudi_py_source.HoodieConcurrentWriterError,)
 
 
 def check_pickles(error: HoodieError) -> None:
@@ -78,13 +80,11 @@ def check_pickles(error: HoodieError) -> None:
 
 
 def test_commit_conflict_names_both_instants() -> None:
-    error = HoodieCommitConflictError("20250101000000002", "20250101000000001",
-                                      "both wrote file group HoodieFileGroupId{partitionPath='p', fileId='f'}")
-    assert str(error) == (
-        "instant 20250101000000002 conflicts with instant 20250101000000001, which completed while it was in "
-        "flight: both wrote file group HoodieFileGroupId{partitionPath='p', fileId='f'}. Write again to apply the "
-        "change on top of 20250101000000001")
-    assert (error.instant, error.conflicting) == ("20250101000000002", "20250101000000001")
+    error = HoodieCommitConflictError("20250101000000002", "20250101000000001", "both wrote p/f",
+                                      file_groups=[("p", "f")], retryable=False)
+    assert str(error) == "instant 20250101000000002 conflicts with instant 20250101000000001: both wrote p/f"
+    assert (error.instant, error.conflicting, error.file_groups, error.retryable) == (
+        "20250101000000002", "20250101000000001", [("p", "f")], False)
     check_pickles(error)
 
 
@@ -228,7 +228,8 @@ def test_clustering_after_an_update_of_its_group(tmp_path: Path) -> None:
     assert str(error) == (
         f"clustering {clustering} rolled back: file group HoodieFileGroupId{{partitionPath='{partition}', "
         f"fileId='{file_id}'}} (1 in all) was updated or replaced by a write after it was planned (as "
-        f"hoodie.clustering.updates.strategy={ALLOW_UPDATES} or an overwrite allow); completing would undo that "
+        f"hoodie.clustering.updates.strategy={ALLOW_UPDATES}, an overwrite or a concurrent writer allow); completing "
+        "would undo that "
         "write. Schedule a new clustering")
     assert (error.file_group, error.instant) == ((partition, file_id), clustering)
     check_pickles(error)

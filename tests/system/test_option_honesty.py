@@ -47,25 +47,32 @@ def files_under(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*")) if root.exists() else []
 
 
-@pytest.mark.parametrize(("key", "value", "message"), [
-    ("hoodie.write.concurrency.mode", "optimistic_concurrency_control",
-     "hoodie.write.concurrency.mode='optimistic_concurrency_control' is not supported yet: pyhudi writes "
-     "single-writer only"),
-    ("hoodie.write.lock.provider", "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider",
-     "hoodie.write.lock.provider='org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider' is not "
-     "supported yet: pyhudi writes single-writer only, so it takes no lock; only "
-     "org.apache.hudi.client.transaction.lock.InProcessLockProvider is accepted"),
-    ("hoodie.write.lock.zookeeper.url", "zk:2181",
-     "hoodie.write.lock.zookeeper.url='zk:2181' is not supported yet: pyhudi writes single-writer only"),
-    ("hoodie.cleaner.policy.failed.writes", "NEVER",
-     "hoodie.cleaner.policy.failed.writes='NEVER' is not supported yet: pyhudi rolls failed writes back before the "
-     "next write (EAGER or LAZY); it does not keep them"),
+OCC = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control"}
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    (OCC, "hoodie.write.concurrency.mode=optimistic_concurrency_control needs hoodie.write.lock.provider: "
+          "org.apache.hudi.client.transaction.lock.InProcessLockProvider for writers in one process, "
+          "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider for writers in many"),
+    ({**OCC, "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"},
+     "hoodie.write.lock.provider='org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider' is not "
+     "supported yet: pyhudi's lock providers are org.apache.hudi.client.transaction.lock.InProcessLockProvider and "
+     "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"),
+    ({"hoodie.write.lock.zookeeper.url": "zk:2181"},
+     "hoodie.write.lock.zookeeper.url='zk:2181' is not supported yet: it configures a lock provider pyhudi does "
+     "not run"),
+    ({"hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL"},
+     "hoodie.write.concurrency.mode='NON_BLOCKING_CONCURRENCY_CONTROL' is not supported yet: pyhudi runs one "
+     "writer at a time or optimistic concurrency control"),
+    ({"hoodie.cleaner.policy.failed.writes": "NEVER"},
+     "hoodie.cleaner.policy.failed.writes='NEVER' is not supported yet: pyhudi rolls failed writes back, before "
+     "the next write (EAGER) or when cleaning (LAZY)"),
 ])
-def test_multi_writer_options_fail_the_write_before_any_file(tmp_path: Path, key: str, value: str,
-                                                             message: str) -> None:
+def test_multi_writer_options_pyhudi_cannot_honour_fail_the_write_before_any_file(
+        tmp_path: Path, given: dict[str, str], message: str) -> None:
     url = tmp_path / "t"
     with pytest.raises(HoodieConfigError, match=re.escape(message)):
-        Table(str(url)).write(batch(["a"], [1], ["A0"]), options(**{key: value}))
+        Table(str(url)).write(batch(["a"], [1], ["A0"]), options(**given))
     assert files_under(url) == []
 
 

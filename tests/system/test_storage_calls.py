@@ -9,12 +9,12 @@ refused), the 2 touched partitions once each (tagging, bucket planning and the c
 table), and the write's marker folders (its root and one per partition) once at commit, to find files of failed
 attempts; the heartbeat adds a write (its first beat), a delete (at the end) and locally a mkdir. A write to a
 new table has no writer to look for at its start (2 LISTs more, not 3); on object stores the heartbeat's first beat
-checks that no writer took the same instant time (one more exists). A clustering (and scheduling one) refuses live
-writers before rolling back failed writes (1 LIST), and a compaction or clustering run refuses to run a plan
-another process is running (1 LIST). Before the table was loaded once per operation the
-same upsert made 20 LISTs (64 calls) locally: it walked the whole table three times and loaded the timeline five
-times. Object stores have no folders to create (no mkdir) and check before creating a timeline file (one more
-exists each).
+checks that no writer took the same instant time (one more exists). A clustering or a compaction's scheduling (and
+scheduling a clustering) refuses live writers before rolling back failed writes (1 LIST), and a compaction or
+clustering run refuses to run a plan another process is running (1 LIST). Before the table was loaded once per
+operation the same upsert made 20 LISTs (64 calls) locally: it walked the whole table three times and loaded the
+timeline five times. Object stores have no folders to create (no mkdir) and check before creating a timeline file
+(one more exists each).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ LOCAL = {
         "upsert": {"list": 9, "exists": 9, "read": 6, "write": 12, "delete": 2, "mkdir": 14},
         "upsert again": {"list": 9, "exists": 9, "read": 8, "write": 12, "delete": 2, "mkdir": 14},
         "snapshot read": {"list": 6, "read": 18},
-        "schedule compaction": {"list": 6, "read": 2, "write": 1, "mkdir": 1},
+        "schedule compaction": {"list": 7, "read": 2, "write": 1, "mkdir": 1},
         "compaction": {"list": 7, "exists": 4, "read": 16, "write": 7, "delete": 2, "mkdir": 9},
         "clean": {"list": 6, "read": 2},
         "savepoint": {"list": 6, "exists": 1, "read": 2, "write": 2, "mkdir": 2},
@@ -69,7 +69,7 @@ S3 = {
         "upsert": {"list": 9, "exists": 15, "read": 6, "write": 12, "delete": 2},
         "upsert again": {"list": 9, "exists": 15, "read": 8, "write": 12, "delete": 2},
         "snapshot read": {"list": 6, "read": 18},
-        "schedule compaction": {"list": 6, "exists": 1, "read": 2, "write": 1},
+        "schedule compaction": {"list": 7, "exists": 1, "read": 2, "write": 1},
         "compaction": {"list": 7, "exists": 6, "read": 16, "write": 7, "delete": 2},
         "clean": {"list": 6, "read": 2},
         "savepoint": {"list": 6, "exists": 3, "read": 2, "write": 2},
@@ -112,6 +112,19 @@ def test_an_upsert_with_the_default_inline_services_lists_nine_folders(tmp_path,
     defaults = {k: v for k, v in options("upsert", table_type).items()
                 if k not in ("hoodie.clean.automatic", "hoodie.archive.automatic")}
     table.write(rows(list(range(400)), 1), {**defaults, "hoodie.datasource.write.operation": "bulk_insert"})
-    with counted_calls() as calls:
+    with counted_calls(str(tmp_path / "t")) as calls:
         table.write(rows(UPDATED + [400, 402], 2), defaults)
     assert calls["list"] == 12
+
+
+def test_calls_counted_under_a_path_leave_out_other_tables_and_keep_its_metadata_table(tmp_path) -> None:
+    """A heartbeat another table's writer beats in a thread of this process made a pinned count flaky: a count
+    under a path takes only that table's calls, its metadata table's included."""
+    table, other = Storage(str(tmp_path / "t")), Storage(str(tmp_path / "other"))
+    with counted_calls(str(tmp_path / "t")) as mine, counted_calls() as everything:
+        table.write_bytes("a", b"1")
+        table.within(".hoodie/metadata").write_bytes("b", b"2")
+        other.write_bytes("c", b"3")
+        Storage(str(tmp_path / "t2")).exists("d")
+    assert (mine["write"], mine["exists"]) == (2, 0)
+    assert (everything["write"], everything["exists"]) == (3, 1)

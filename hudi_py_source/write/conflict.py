@@ -1,0 +1,104 @@
+"""Conflict resolution of optimistic concurrency control: may a write complete over what others did meanwhile?
+
+Checked under the table lock, just before the commit (Hudi's SimpleConcurrentFileWritesConflictResolutionStrategy):
+the candidates are the writes (commit, deltacommit, replacecommit) that completed after this write started (not
+complete in the timeline it started from) and the compactions and clusterings planned after its instant. One of
+them conflicts when it touched one of the file groups this write touches (wrote, or replaced), or, under the bucket
+index (BucketIndexConcurrentFileWritesConflictResolutionStrategy), one of its buckets: two writers may each create
+a bucket's file group under their own file id. A completed compaction planned before this write does not conflict:
+the write already wrote into the slice the compaction opened. A conflict aborts the write with
+HoodieCommitConflictError, naming both instants and the file groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from ..config import BUCKET_CONFLICTS, CONFLICT_STRATEGY, INDEX_TYPE, HoodieConfig
+from ..errors import HoodieCommitConflictError
+from ..table.file_group_id import FileGroupId
+from ..timeline.active import ActiveTimeline
+from ..timeline.commit_metadata import CommitMetadata, WriteStat
+from ..timeline.instant import COMPLETED, Instant
+from ..timeline.service_plans import compaction_operations
+
+WRITE_COMMITS = ("commit", "deltacommit", "replacecommit")
+Touched = frozenset[FileGroupId]
+
+
+def by_bucket(cfg: HoodieConfig) -> bool:
+    """Whether conflicts are found by bucket: the strategy's option, else inferred from the index, as Hudi does."""
+    if cfg.is_set(CONFLICT_STRATEGY):
+        return cfg.get(CONFLICT_STRATEGY) == BUCKET_CONFLICTS
+    return cfg.get(INDEX_TYPE) == "BUCKET"
+
+
+def touched_by_stats(stats: Iterable[WriteStat], replaced: Mapping[str, list[str]] | None) -> Touched:
+    """The file groups a commit wrote (its stats) and replaced."""
+    out = {FileGroupId(s.partition_path or "", s.file_id or "") for s in stats if s.file_id}
+    out.update(FileGroupId(p, f) for p, ids in (replaced or {}).items() for f in ids)
+    return frozenset(out)
+
+
+def touched_by(timeline: ActiveTimeline, instant: Instant) -> Touched:
+    """What another instant touched: a completed write's stats and replaced groups, a pending compaction's or
+    clustering's planned groups."""
+    if instant.state == COMPLETED:
+        metadata = timeline.read_commit_metadata(instant)
+        stats = [s for group in metadata.partition_to_write_stats.values() for s in group]
+        return touched_by_stats(stats, metadata.partition_to_replace_file_ids)
+    if instant.action in ("compaction", "logcompaction"):
+        return frozenset(FileGroupId(op.partition_path, op.file_id) for op in compaction_operations(timeline, instant))
+    plan = timeline.clustering_plan(instant) or {}
+    return frozenset(FileGroupId(s.get("partitionPath") or "", s["fileId"])
+                     for group in plan.get("inputGroups") or [] for s in group.get("slices") or [])
+
+
+def candidates(now: ActiveTimeline, started_from: ActiveTimeline, own: str) -> list[Instant]:
+    """Writes completed since the write started; compactions and clusterings planned after its instant."""
+    done_before = {i.timestamp for i in started_from.completed()}
+    completed = [i for i in now.completed() if i.action in WRITE_COMMITS and i.timestamp not in done_before
+                 and i.timestamp != own]
+    planned = [i for i in now.pending() if i.timestamp > own and (
+        i.action in ("compaction", "logcompaction") or now.clustering_plan(i) is not None)]
+    return completed + planned
+
+
+def _bucket(group: FileGroupId) -> tuple[str, str]:
+    return group.partition_path, group.file_id[:8]
+
+
+def overlap(mine: Touched, theirs: Touched, buckets: bool) -> list[FileGroupId]:
+    if buckets:
+        their_buckets = {_bucket(g) for g in theirs}
+        return sorted((g for g in mine if _bucket(g) in their_buckets), key=str)
+    return sorted(mine & theirs, key=str)
+
+
+def _compaction_before(timeline: ActiveTimeline, other: Instant, own: str) -> bool:
+    """A completed compaction planned before the write: the write wrote into the slice it opened."""
+    if other.state != COMPLETED or other.action != "commit" or other.timestamp > own:
+        return False
+    metadata: CommitMetadata = timeline.read_commit_metadata(other)
+    return metadata.compacted
+
+
+def resolve(now: ActiveTimeline, started_from: ActiveTimeline, own: str, mine: Touched, buckets: bool) -> None:
+    """Raise HoodieCommitConflictError for the first candidate that touched what this write touches."""
+    for other in candidates(now, started_from, own):
+        if _compaction_before(now, other, own):
+            continue
+        shared = overlap(mine, touched_by(now, other), buckets)
+        if not shared:
+            continue
+        pending = other.state != COMPLETED
+        kind = "planned" if pending else "completed"
+        groups = ", ".join(f"{g.partition_path or '(table)'}/{g.file_id}" for g in shared[:5])
+        more = f" and {len(shared) - 5} more" if len(shared) > 5 else ""
+        retry = (f"writing again succeeds once {other.action} {other.timestamp} has completed" if pending
+                 else f"writing again applies this write on top of {other.timestamp}")
+        raise HoodieCommitConflictError(
+            own, other.timestamp,
+            f"{other.action} {other.timestamp}, {kind} while this write ran, touched the same file groups "
+            f"({'buckets: ' if buckets else ''}{groups}{more}); this write was rolled back, {retry}",
+            file_groups=[(g.partition_path, g.file_id) for g in shared], retryable=not pending)

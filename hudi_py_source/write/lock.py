@@ -1,0 +1,231 @@
+"""The table lock of optimistic concurrency control (hoodie.write.concurrency.mode=optimistic_concurrency_control).
+
+Writers run together and take the lock only to change the timeline: to commit (write/conflict.py checks the
+commit against what completed meanwhile, then the metadata table and the timeline are written), to roll back a
+failed write, to schedule, commit or roll back a table service, to archive. In single-writer mode `table_lock` is
+no lock at all, as in Hudi.
+
+Providers, named by Hudi's class names (`hoodie.write.lock.provider`):
+- InProcessLockProvider: a lock per table in this process, for writers on threads of one process.
+- FileSystemBasedLockProvider: the file `lock` in `hoodie.write.lock.filesystem.path` (the table's .hoodie by
+  default, where Apache Hudi's provider puts it, so the two take the same lock), created exclusively. It needs a
+  file system whose creation is atomic: object stores are refused. A holder that dies leaves the file; with
+  `hoodie.write.lock.filesystem.expire` minutes it is taken for a leftover once that old.
+
+Taking the lock (Hudi's LockManager and providers): an attempt looks at the lock, and while it is held looks
+again after a pause that starts at `wait_time_ms_between_retry` and doubles up to `max_wait_time_ms_between_retry`,
+at most `num_retries` times within `wait_time_ms`; a failed attempt is followed by up to `client.num_retries` more,
+`client.wait_time_ms_between_retry` apart. Then the write fails with HoodieLockError naming the lock and its holder.
+The lock is reentrant within a thread: a service run inside a locked step does not wait for its own caller.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol
+
+from ..config import (
+    FILE_SYSTEM_LOCK_PROVIDER,
+    IN_PROCESS_LOCK_PROVIDER,
+    LOCK_CLIENT_RETRIES,
+    LOCK_CLIENT_RETRY_WAIT_MS,
+    LOCK_FILESYSTEM_EXPIRE,
+    LOCK_FILESYSTEM_PATH,
+    LOCK_PROVIDER,
+    LOCK_RETRIES,
+    LOCK_RETRY_MAX_WAIT_MS,
+    LOCK_RETRY_WAIT_MS,
+    LOCK_WAIT_MS,
+    OPTIMISTIC,
+    WRITE_CONCURRENCY_MODE,
+    HoodieConfig,
+)
+from ..errors import HoodieConfigError, HoodieLockError
+from ..storage import Storage
+
+LOG = logging.getLogger("hudi_py_source.lock")
+LOCK_FILE = "lock"
+
+
+@dataclass(frozen=True)
+class LockSettings:
+    """How a writer takes the table lock; `provider` None in single-writer mode (no lock)."""
+
+    provider: str | None
+    wait_s: float = 60.0
+    retries: int = 15
+    retry_wait_s: float = 1.0
+    retry_max_wait_s: float = 16.0
+    client_retries: int = 50
+    client_retry_wait_s: float = 5.0
+    filesystem_path: str | None = None
+    filesystem_expire_s: float = 0.0
+
+    @classmethod
+    def of(cls, cfg: HoodieConfig) -> LockSettings:
+        """The write's lock settings; optimistic concurrency control without a provider is refused (Hudi's
+        default provider is ZooKeeper's, which pyhudi does not run)."""
+        if cfg.get(WRITE_CONCURRENCY_MODE) != OPTIMISTIC:
+            return SINGLE_WRITER
+        provider = cfg.get(LOCK_PROVIDER)
+        if provider is None:
+            raise HoodieConfigError(
+                f"{WRITE_CONCURRENCY_MODE.key}=optimistic_concurrency_control needs {LOCK_PROVIDER.key}: "
+                f"{IN_PROCESS_LOCK_PROVIDER} for writers in one process, {FILE_SYSTEM_LOCK_PROVIDER} for writers "
+                "in many", key=LOCK_PROVIDER.key)
+        return cls(provider, cfg.get(LOCK_WAIT_MS) / 1000, cfg.get(LOCK_RETRIES), cfg.get(LOCK_RETRY_WAIT_MS) / 1000,
+                   cfg.get(LOCK_RETRY_MAX_WAIT_MS) / 1000, cfg.get(LOCK_CLIENT_RETRIES),
+                   cfg.get(LOCK_CLIENT_RETRY_WAIT_MS) / 1000, cfg.get(LOCK_FILESYSTEM_PATH),
+                   cfg.get(LOCK_FILESYSTEM_EXPIRE) * 60.0)
+
+    @property
+    def optimistic(self) -> bool:
+        return self.provider is not None
+
+
+SINGLE_WRITER = LockSettings(None)
+
+
+class LockProvider(Protocol):
+    """One table's lock as a provider holds it: `try_lock` looks once, `holder` says who has it."""
+
+    name: str
+
+    def try_lock(self) -> bool: ...
+
+    def unlock(self) -> None: ...
+
+    def holder(self) -> str: ...
+
+
+_IN_PROCESS: dict[str, threading.Lock] = {}
+_IN_PROCESS_GUARD = threading.Lock()
+
+
+class InProcessLock:
+    """A lock per table path in this process, as Hudi's InProcessLockProvider keeps one per base path."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.name = f"in-process lock of {storage.base_url}"
+        with _IN_PROCESS_GUARD:
+            self._lock = _IN_PROCESS.setdefault(storage.base_url, threading.Lock())
+
+    def try_lock(self) -> bool:
+        return self._lock.acquire(blocking=False)
+
+    def unlock(self) -> None:
+        self._lock.release()
+
+    def holder(self) -> str:
+        return "another thread of this process"
+
+
+class FileSystemLock:
+    """The lock file, created exclusively; its content says who took it and when (read only for messages)."""
+
+    def __init__(self, storage: Storage, settings: LockSettings) -> None:
+        if not storage.is_local:
+            raise HoodieConfigError(
+                f"{LOCK_PROVIDER.key}={FILE_SYSTEM_LOCK_PROVIDER} needs a file system whose file creation is atomic; "
+                f"{storage.base_url} is on an object store, where two writers could both create the lock file",
+                key=LOCK_PROVIDER.key)
+        self.storage = Storage(settings.filesystem_path, storage.storage_options) if settings.filesystem_path \
+            else storage.within(".hoodie")
+        self.name = self.storage.url(LOCK_FILE)
+        self.expire_s = settings.filesystem_expire_s
+
+    def try_lock(self) -> bool:
+        if self.expire_s > 0:
+            self._delete_expired()
+        try:
+            self.storage.create_new(LOCK_FILE, _owner_info())
+        except FileExistsError:
+            return False
+        return True
+
+    def _delete_expired(self) -> None:
+        modified = self.storage.modified_time(LOCK_FILE)
+        if modified is not None and time.time() - modified > self.expire_s:
+            LOG.warning("deleting the lock file %s, older than %s=%d minutes: its holder is taken for dead",
+                        self.name, LOCK_FILESYSTEM_EXPIRE.key, self.expire_s // 60)
+            self.storage.delete(LOCK_FILE)
+
+    def unlock(self) -> None:
+        self.storage.delete(LOCK_FILE)
+
+    def holder(self) -> str:
+        try:
+            return self.storage.read_bytes(LOCK_FILE).decode("utf-8", "replace")
+        except FileNotFoundError:
+            return "nobody now"
+
+
+def _owner_info() -> bytes:
+    """What Hudi's lock file holds (LockInfo: creation time, thread), with the host and process to find it."""
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    thread = f"pyhudi {socket.gethostname()} pid {os.getpid()} {threading.current_thread().name}"
+    return json.dumps({"lockCreateTime": now, "lockThreadName": thread, "lockStacksInfo": []}).encode()
+
+
+def provider_of(storage: Storage, settings: LockSettings) -> LockProvider:
+    if settings.provider == IN_PROCESS_LOCK_PROVIDER:
+        return InProcessLock(storage)
+    return FileSystemLock(storage, settings)
+
+
+_HELD: ContextVar[frozenset[str]] = ContextVar("pyhudi_locks_held", default=frozenset())
+
+
+@contextmanager
+def table_lock(storage: Storage, settings: LockSettings, purpose: str) -> Iterator[None]:
+    """Hold the table lock for `purpose` (said in messages) under optimistic concurrency control; nothing in
+    single-writer mode or when this thread holds it already."""
+    if not settings.optimistic or storage.base_url in _HELD.get():
+        yield
+        return
+    provider = provider_of(storage, settings)
+    _acquire(provider, settings, purpose)
+    token = _HELD.set(_HELD.get() | {storage.base_url})
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
+        provider.unlock()
+
+
+def _acquire(provider: LockProvider, settings: LockSettings, purpose: str) -> None:
+    for attempt in range(settings.client_retries + 1):
+        if attempt:
+            LOG.info("%s: waiting for %s (attempt %d of %d)", purpose, provider.name, attempt + 1,
+                     settings.client_retries + 1)
+            time.sleep(settings.client_retry_wait_s)
+        if _attempt(provider, settings):
+            return
+    raise HoodieLockError(
+        f"{purpose}: could not take {provider.name} after {settings.client_retries + 1} attempts "
+        f"({LOCK_CLIENT_RETRIES.key}, {LOCK_WAIT_MS.key}); held by {provider.holder()}", lock=provider.name)
+
+
+def _attempt(provider: LockProvider, settings: LockSettings) -> bool:
+    """One attempt: look, then look again after doubling pauses, within the wait."""
+    deadline = time.monotonic() + settings.wait_s
+    pause = settings.retry_wait_s
+    for _ in range(settings.retries + 1):
+        if provider.try_lock():
+            return True
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, settings.retry_max_wait_s)
+    return provider.try_lock()

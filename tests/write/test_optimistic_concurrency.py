@@ -1,0 +1,304 @@
+"""Optimistic concurrency control: writers run together and meet at their commits, under the table lock.
+
+Writers on disjoint file groups both commit; the second of two writers on one file group is rolled back with an
+error naming both instants and the group, and writing again succeeds; compactions and clusterings planned while
+a write runs make it conflict; the file-system lock is Hudi's `.hoodie/lock`; many processes upserting shared
+keys with retries end with exactly the serial outcome, as hudi-rs reads it too."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from support.oracles import hudi_rs_read
+
+from hudi_py_source import HoodieCommitConflictError, HoodieConcurrentWriterError, HoodieLockError, Table
+from hudi_py_source.storage import Storage
+from hudi_py_source.table.hoodie_table import HoodieTable
+from hudi_py_source.write.client import abort_write, commit_write, start_write, write_task
+
+IN_PROCESS = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
+FILE_SYSTEM = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
+QUICK_LOCK = {"hoodie.write.lock.wait_time_ms": "200", "hoodie.write.lock.wait_time_ms_between_retry": "20",
+              "hoodie.write.lock.client.num_retries": "2", "hoodie.write.lock.client.wait_time_ms_between_retry": "20"}
+
+
+def options(table_type: str = "COPY_ON_WRITE", provider: str = IN_PROCESS, **more: str) -> dict[str, str]:
+    return {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.partitionpath.field": "part", "hoodie.datasource.write.precombine.field": "ts",
+            "hoodie.datasource.write.operation": "upsert", "hoodie.datasource.write.table.type": table_type,
+            "hoodie.write.concurrency.mode": "optimistic_concurrency_control", "hoodie.write.lock.provider": provider,
+            "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false", **more}
+
+
+def rows(ids: list[str], ts: int, part: str = "p0") -> pa.Table:
+    return pa.table({"id": ids, "ts": [ts] * len(ids), "part": [part] * len(ids), "v": [f"{i}@{ts}" for i in ids]})
+
+
+def snapshot(path: Path) -> dict[str, str]:
+    data = Table(str(path)).read(columns=["id", "v"])
+    return dict(zip(data["id"].to_pylist(), data["v"].to_pylist(), strict=True))
+
+
+def started(path: Path, data: pa.Table, opts: dict[str, str]) -> tuple[Any, Any]:
+    """A write between start and commit, its task done: a writer at work."""
+    job = start_write(Storage(str(path)), opts, data.schema)
+    assert job is not None
+    return job, write_task(job, [data], "0-0-0", 0)
+
+
+def completed(path: Path) -> list[str]:
+    return [i.timestamp for i in HoodieTable.load(Storage(str(path))).timeline.completed_commits()]
+
+
+def data_files(path: Path) -> set[str]:
+    return {str(p.relative_to(path)) for p in path.rglob("*") if p.is_file() and ".hoodie" not in p.parts}
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_writers_of_different_file_groups_both_commit(tmp_path: Path, table_type: str) -> None:
+    path = tmp_path / "t"
+    opts = options(table_type)
+    Table(str(path)).write(pa.concat_tables([rows(["a"], 1, "p0"), rows(["b"], 1, "p1")]), opts)
+    first, first_result = started(path, rows(["a"], 2, "p0"), opts)
+    second, second_result = started(path, rows(["b"], 3, "p1"), opts)
+    assert commit_write(second, [second_result]) == second.instant_time
+    assert commit_write(first, [first_result]) == first.instant_time
+    assert snapshot(path) == {"a": "a@2", "b": "b@3"}
+    assert completed(path)[-2:] == sorted([first.instant_time, second.instant_time])
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_the_second_writer_of_a_file_group_is_rolled_back_naming_both_instants(tmp_path: Path,
+                                                                                 table_type: str) -> None:
+    path = tmp_path / "t"
+    opts = options(table_type)
+    Table(str(path)).write(rows(["a", "b"], 1), opts)
+    file_id = Table(str(path)).read(columns=["_hoodie_file_name"])["_hoodie_file_name"][0].as_py().split("_")[0]
+    before = data_files(path)
+    first, first_result = started(path, rows(["a"], 2), opts)
+    second, second_result = started(path, rows(["b"], 3), opts)
+    commit_write(first, [first_result])
+    after_first = data_files(path)
+    with pytest.raises(HoodieCommitConflictError) as caught:
+        commit_write(second, [second_result])
+    error = caught.value
+    assert (error.instant, error.conflicting, error.file_groups, error.retryable) == (
+        second.instant_time, first.instant_time, [("p0", file_id)], True)
+    assert str(error) == (
+        f"instant {second.instant_time} conflicts with instant {first.instant_time}: "
+        f"{'deltacommit' if table_type == 'MERGE_ON_READ' else 'commit'} {first.instant_time}, completed while "
+        f"this write ran, touched the same file groups (p0/{file_id}); this write was rolled back, writing again "
+        f"applies this write on top of {first.instant_time}")
+    assert data_files(path) == after_first and before <= after_first
+    assert not (path / ".hoodie" / ".heartbeat" / second.instant_time).exists()
+    assert second.instant_time not in [i.timestamp for i in HoodieTable.load(Storage(str(path))).timeline.instants]
+    assert snapshot(path) == {"a": "a@2", "b": "b@1"}
+    Table(str(path)).write(rows(["b"], 3), opts)
+    assert snapshot(path) == {"a": "a@2", "b": "b@3"}
+
+
+def test_single_writer_mode_still_refuses_the_second_writer(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    single = {k: v for k, v in options().items() if not k.startswith("hoodie.write.")}
+    Table(str(path)).write(rows(["a"], 1), single)
+    job, result = started(path, rows(["a"], 2), single)
+    with pytest.raises(HoodieConcurrentWriterError, match=f"another writer is writing instant {job.instant_time}"):
+        Table(str(path)).write(rows(["b"], 3), single)
+    commit_write(job, [result])
+
+
+def test_a_compaction_planned_while_a_write_ran_makes_the_write_conflict(tmp_path: Path) -> None:
+    """The plan does not hold the write's log (not committed when it was planned): completing the write would
+    leave its records behind the compaction, so it is rolled back, and succeeds again once the compaction ran."""
+    path = tmp_path / "t"
+    opts = options("MERGE_ON_READ")
+    Table(str(path)).write(rows(["a", "b"], 1), opts)
+    Table(str(path)).write(rows(["a"], 2), opts)
+    job, result = started(path, rows(["b"], 3), opts)
+    compaction = Table(str(path)).schedule_compaction(opts)
+    assert compaction is not None
+    with pytest.raises(HoodieCommitConflictError) as caught:
+        commit_write(job, [result])
+    assert (caught.value.conflicting, caught.value.retryable) == (compaction, False)
+    assert f"compaction {compaction}, planned while this write ran" in str(caught.value)
+    assert f"writing again succeeds once compaction {compaction} has completed" in str(caught.value)
+    assert Table(str(path)).compact(opts) == [compaction]
+    Table(str(path)).write(rows(["b"], 3), opts)
+    assert snapshot(path) == {"a": "a@2", "b": "b@3"}
+
+
+def test_a_clustering_planned_while_a_write_ran_makes_the_write_conflict(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    opts = options()
+    Table(str(path)).write(rows(["a"], 1), opts)
+    Table(str(path)).write(rows(["b"], 1), {**opts, "hoodie.datasource.write.operation": "insert",
+                                            "hoodie.parquet.small.file.limit": "0"})
+    job, result = started(path, rows(["a"], 2), opts)
+    clustering = Table(str(path)).schedule_clustering(opts)
+    assert clustering is not None
+    with pytest.raises(HoodieCommitConflictError) as caught:
+        commit_write(job, [result])
+    assert (caught.value.conflicting, caught.value.retryable) == (clustering, False)
+    assert Table(str(path)).cluster(opts) == [clustering]
+    Table(str(path)).write(rows(["a"], 2), opts)
+    assert snapshot(path) == {"a": "a@2", "b": "b@1"}
+
+
+def test_a_compaction_completed_beside_a_later_write_does_not_conflict(tmp_path: Path) -> None:
+    """A write that started after the plan wrote into the slice the plan opened: the compaction's commit is no
+    conflict for it, whichever completes first."""
+    path = tmp_path / "t"
+    opts = options("MERGE_ON_READ")
+    Table(str(path)).write(rows(["a", "b"], 1), opts)
+    Table(str(path)).write(rows(["a"], 2), opts)
+    compaction = Table(str(path)).schedule_compaction(opts)
+    job, result = started(path, rows(["b"], 3), opts)
+    assert Table(str(path)).compact(opts) == [compaction]
+    commit_write(job, [result])
+    assert snapshot(path) == {"a": "a@2", "b": "b@3"}
+
+
+def test_the_bucket_index_conflicts_by_bucket(tmp_path: Path) -> None:
+    """Two writers inserting into an empty bucket each create its file group under their own file id: by file
+    id they would not meet, by bucket (Hudi's default strategy for the bucket index) they do."""
+    path = tmp_path / "t"
+    opts = options(**{"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "1"})
+    Table(str(path)).write(rows(["seed"], 1, "p1"), opts)
+    first, first_result = started(path, rows(["a"], 2), opts)
+    second, second_result = started(path, rows(["b"], 2), opts)
+    commit_write(first, [first_result])
+    with pytest.raises(HoodieCommitConflictError, match=r"touched the same file groups \(buckets: p0/00000000-"):
+        commit_write(second, [second_result])
+    assert snapshot(path) == {"seed": "seed@1", "a": "a@2"}
+
+
+def test_the_file_system_lock_is_hudis_lock_file_and_a_held_one_fails_the_commit_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    opts = options(provider=FILE_SYSTEM, **QUICK_LOCK)
+    Table(str(path)).write(rows(["a"], 1), opts)
+    assert not (path / ".hoodie" / "lock").exists()
+    job, result = started(path, rows(["a"], 2), opts)
+    holder = json.dumps({"lockCreateTime": "2026-11-27 10:00:00.000", "lockThreadName": "main"})
+    (path / ".hoodie" / "lock").write_text(holder)
+    with pytest.raises(HoodieLockError) as caught:
+        commit_write(job, [result])
+    lock_url = Storage(str(path)).within(".hoodie").url("lock")
+    assert str(caught.value) == (
+        f"commit of commit {job.instant_time}: could not take {lock_url} after 3 attempts "
+        f"(hoodie.write.lock.client.num_retries, hoodie.write.lock.wait_time_ms); held by {holder}")
+    assert caught.value.lock == lock_url
+    assert snapshot(path) == {"a": "a@1"}
+    (path / ".hoodie" / "lock").unlink()
+    Table(str(path)).write(rows(["a"], 3), opts)
+    assert snapshot(path) == {"a": "a@3"}
+    assert not (path / ".hoodie" / "lock").exists()
+
+
+def test_an_expired_lock_file_is_taken_over_and_a_held_one_is_waited_for(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    lock = path / ".hoodie" / "lock"
+    opts = options(provider=FILE_SYSTEM, **{"hoodie.write.lock.filesystem.expire": "1"})
+    Table(str(path)).write(rows(["a"], 1), opts)
+    lock.write_text("a dead holder")
+    os.utime(lock, (time.time() - 120, time.time() - 120))
+    Table(str(path)).write(rows(["a"], 2), opts)
+    assert snapshot(path) == {"a": "a@2"} and not lock.exists()
+    lock.write_text("a live holder")
+    releaser = threading.Timer(0.5, lock.unlink)
+    releaser.start()
+    began = time.monotonic()
+    Table(str(path)).write(rows(["a"], 3), {**opts, "hoodie.write.lock.wait_time_ms_between_retry": "50"})
+    releaser.join()
+    assert time.monotonic() - began >= 0.5
+    assert snapshot(path) == {"a": "a@3"}
+
+
+def test_a_custom_lock_folder_holds_the_lock(tmp_path: Path) -> None:
+    path, folder = tmp_path / "t", tmp_path / "locks"
+    opts = options(provider=FILE_SYSTEM, **QUICK_LOCK, **{"hoodie.write.lock.filesystem.path": str(folder)})
+    Table(str(path)).write(rows(["a"], 1), opts)
+    folder.mkdir(exist_ok=True)
+    (folder / "lock").write_text("held")
+    with pytest.raises(HoodieLockError, match=re.escape(f"{Storage(str(folder)).url('lock')} after 3 attempts")):
+        Table(str(path)).write(rows(["a"], 2), opts)
+    assert snapshot(path) == {"a": "a@1"}
+
+
+def test_the_file_system_lock_is_refused_on_an_object_store() -> None:
+    with pytest.raises(Exception, match="hoodie.write.lock.provider=org.apache.hudi.client.transaction.lock."
+                                        "FileSystemBasedLockProvider needs a file system whose file creation is "
+                                        "atomic; memory://t is on an object store"):
+        Table("memory://t").write(rows(["a"], 1), options(provider=FILE_SYSTEM))
+
+
+def test_an_aborted_write_under_the_lock_leaves_no_trace(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    opts = options(provider=FILE_SYSTEM, **QUICK_LOCK)
+    Table(str(path)).write(rows(["a"], 1), opts)
+    files = data_files(path)
+    job, _ = started(path, rows(["a"], 2), opts)
+    abort_write(job)
+    assert data_files(path) == files and not (path / ".hoodie" / "lock").exists()
+    assert snapshot(path) == {"a": "a@1"}
+
+
+SHARED = [f"s{k}" for k in range(6)]
+
+
+def _write_rounds(path: str, writer: int, rounds: int, table_type: str, outcomes: Any) -> None:
+    """Child process: `rounds` upserts, each of the writer's own key and every shared key, retried on conflict;
+    reports each committed write's instant and the conflicts it met."""
+    opts = options(table_type, FILE_SYSTEM, **{"hoodie.write.lock.wait_time_ms_between_retry": "10",
+                                               "hoodie.write.lock.client.wait_time_ms_between_retry": "10"})
+    committed, conflicts = [], 0
+    for round_ in range(1, rounds + 1):
+        ts = writer * 100 + round_
+        while True:
+            try:
+                instant = Table(path).write(rows([f"w{writer}-{round_}", *SHARED], ts), opts)
+                committed.append((instant, ts))
+                break
+            except HoodieCommitConflictError as error:
+                assert error.retryable
+                conflicts += 1
+    outcomes.put((writer, committed, conflicts))
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_four_processes_upserting_shared_keys_end_with_the_serial_outcome(tmp_path: Path, table_type: str) -> None:
+    """Every write that returns has committed and every conflicting one was rolled back: the writes that touched
+    the shared keys committed one after another (each started after the previous completed), so the shared keys
+    hold the values of the committed write with the latest instant, every writer's own keys are there, no key
+    twice; hudi-rs reads the same."""
+    path = tmp_path / "t"
+    Table(str(path)).write(rows(SHARED, 0), options(table_type))
+    context = multiprocessing.get_context("fork")
+    outcomes = context.Queue()
+    writers = [context.Process(target=_write_rounds, args=(str(path), w, 3, table_type, outcomes)) for w in range(4)]
+    for writer in writers:
+        writer.start()
+    results = [outcomes.get(timeout=300) for _ in writers]
+    for writer in writers:
+        writer.join(30)
+        assert writer.exitcode == 0
+    committed = sorted(c for _, done, _ in results for c in done)
+    assert len(committed) == 12
+    last_ts = committed[-1][1]
+    expected = {**{k: f"{k}@{last_ts}" for k in SHARED},
+                **{f"w{w}-{r}": f"w{w}-{r}@{w * 100 + r}" for w in range(4) for r in range(1, 4)}}
+    data = Table(str(path)).read(columns=["id", "v"])
+    assert pc.count_distinct(data["id"]).as_py() == data.num_rows == len(expected)
+    assert snapshot(path) == expected
+    theirs = hudi_rs_read(str(path))
+    assert dict(zip(theirs["id"].to_pylist(), theirs["v"].to_pylist(), strict=True)) == expected
+    assert set(completed(path)) >= {instant for instant, _ in committed}
