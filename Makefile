@@ -10,7 +10,7 @@ export SPARK_CONF_DIR := $(CURDIR)/spark-conf
 # Spark's Python workers must run the venv's interpreter (pyarrow, pyhudi), not whatever python3 is on PATH.
 export PYSPARK_PYTHON := $(abspath $(VENV))/bin/python
 
-.PHONY: install java apache-hudi test test-fast demo lint bench bench-scale bench-compaction bench-long-run bench-spark-floor bench-metadata bench-record-index bench-sql bench-expression-index kill-test
+.PHONY: install java apache-hudi test test-fast demo lint bench bench-scale bench-compaction bench-long-run bench-spark-floor bench-metadata bench-record-index bench-sql bench-expression-index bench-concurrency kill-test
 
 install: $(VENV)/.installed
 
@@ -87,6 +87,10 @@ bench-spark-floor: $(VENV)/.installed java
 # A 10,000-file v9 table with and without its metadata table: upsert cost, read planning by listing; bench/results/metadata.json.
 bench-metadata: $(VENV)/.installed
 	$(PYTHON) bench/metadata.py
+
+# Commits per minute of 4 writers on disjoint partitions (optimistic concurrency control) against 1; bench/results/concurrency.json.
+bench-concurrency: $(VENV)/.installed
+	$(PYTHON) bench/concurrency.py
 
 # The 200k upsert tagged by RECORD_INDEX against SIMPLE (2M rows) and into 20M rows; bench/results/record_index.json.
 bench-record-index: $(VENV)/.installed

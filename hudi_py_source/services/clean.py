@@ -46,7 +46,6 @@ from ..config import (
     CLEANER_HOURS_RETAINED,
     CLEANER_INCREMENTAL_MODE,
     CLEANER_POLICY,
-    FAILED_WRITES_POLICY,
     HoodieConfig,
 )
 from ..storage import Storage
@@ -76,7 +75,7 @@ from ..write.metadata_writer import (
     metadata_clean_waits,
     refuse_unkept_metadata,
 )
-from ..write.rollback import rollback_expired_writes
+from ..write.rollback import failed_writes_policy, rollback_expired_writes
 from .savepoint import savepoint_instants, savepointed_files
 
 LOG = logging.getLogger("hudi_py_source.clean")
@@ -447,7 +446,7 @@ def clean(storage: Storage, options: dict[str, Any] | None = None, now: datetime
     cfg = HoodieConfig(options or {})
     with table_lock(storage, LockSettings.of(cfg), "a clean"):
         table = HoodieTable.load(storage)
-        if cfg.get(FAILED_WRITES_POLICY) == "LAZY":
+        if failed_writes_policy(cfg) == "LAZY":
             table = rollback_expired_writes(table, HeartbeatSettings.of(cfg))
         return clean_table(table, cfg, _new_instant_time, now)
 

@@ -75,6 +75,7 @@ from ..write.clustering_updates import ALLOW_UPDATES
 from ..write.commit import Commit
 from ..write.heartbeat import HeartbeatSettings
 from ..write.lock import LockSettings, table_lock
+from ..write.log_append import pending_delta_commits, without_pending_logs
 from ..write.markers import WriteMarkers
 from ..write.metadata_writer import refuse_unkept_metadata
 from ..write.rollback import rollback_failed_writes, rollback_instant
@@ -141,10 +142,13 @@ def _base_size(file_slice: FileSlice, default: int) -> int:
     return file_slice.base_file.size if file_slice.base_file is not None else default
 
 
-def _eligible(view: FileSystemView, cfg: HoodieConfig, partition: str, busy: set[FileGroupId]) -> list[FileSlice]:
-    """Latest slices not held by a pending compaction or clustering, base file below the small-file limit."""
+def _eligible(table: HoodieTable, view: FileSystemView, cfg: HoodieConfig, partition: str,
+              busy: set[FileGroupId]) -> list[FileSlice]:
+    """Latest slices not held by a pending compaction or clustering, base file below the small-file limit, without
+    the logs of pending delta commits (see without_pending_logs)."""
     limit = cfg.get(CLUSTERING_SMALL_FILE_LIMIT)
-    return [s for s in view.latest_file_slices(partition)
+    writing = pending_delta_commits(table.timeline)
+    return [without_pending_logs(table.storage, s, writing) for s in view.latest_file_slices(partition)
             if (partition, s.file_id) not in busy and _base_size(s, 0) < limit]
 
 
@@ -288,7 +292,7 @@ def _schedule(table: HoodieTable, cfg: HoodieConfig) -> str | None:
     wanted = _incremental_partitions(table, cfg)
     for partition in view.partitions():
         if wanted is None or partition in wanted:
-            groups.extend(_partition_groups(_eligible(view, cfg, partition, busy), cfg))
+            groups.extend(_partition_groups(_eligible(table, view, cfg, partition, busy), cfg))
     limit = cfg.get(CLUSTERING_MAX_NUM_GROUPS)
     missing = sorted({slices[0].partition_path for slices, _ in groups[limit:]})
     groups = groups[:limit]

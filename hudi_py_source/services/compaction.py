@@ -74,6 +74,7 @@ from ..write.base_files import base_file_write_stat, base_file_writer
 from ..write.commit import CompactionCommit
 from ..write.heartbeat import HeartbeatSettings
 from ..write.lock import LockSettings, table_lock
+from ..write.log_append import pending_delta_commits, without_pending_logs
 from ..write.markers import WriteMarkers
 from ..write.metadata_writer import refuse_unkept_metadata
 from ..write.rollback import rollback_failed_writes
@@ -121,7 +122,9 @@ def _select(table: HoodieTable, cfg: HoodieConfig) -> list[tuple[CompactionOpera
     busy = set(pending_compaction_file_groups(table.timeline)) | set(pending_clustering_file_groups(table.timeline))
     threshold = cfg.get(COMPACTION_LOGFILE_SIZE_THRESHOLD)
     candidates = []
+    writing = pending_delta_commits(table.timeline)
     for file_slice in table.fs_view().latest_file_slices():
+        file_slice = without_pending_logs(table.storage, file_slice, writing)
         if not file_slice.log_files or (file_slice.partition_path, file_slice.file_id) in busy:
             continue
         op = _operation(file_slice)

@@ -18,7 +18,6 @@ from ..config import (
     CDC_LOGGING_MODE,
     COMBINE_BEFORE_INSERT,
     DATABASE_NAME,
-    FAILED_WRITES_POLICY,
     HIVE_STYLE_PARTITIONING,
     KEYGENERATOR_CLASS,
     KEYGENERATOR_TYPE,
@@ -67,7 +66,7 @@ from .new_file_groups import collect_partitions, write_new_file_groups
 from .post_commit import finish_interrupted_inline_services, run_post_commit, validate_post_commit
 from .profile import WriteProfile
 from .record_columns import DELETE_COLUMN
-from .rollback import rollback_failed_writes, rollback_instant
+from .rollback import failed_writes_policy, rollback_failed_writes, rollback_instant
 from .row_keys import check_auto_keys, operation_of
 from .save_mode import OVERWRITE, operation_for, write_mode
 from .schema_evolution import evolve_schema
@@ -392,7 +391,7 @@ def _prepared(table: HoodieTable, cfg: HoodieConfig) -> HoodieTable:
         return table.reload() if finish_interrupted_inline_services(table.storage, cfg) else table
     with table_lock(table.storage, locks, "a write's start"):
         table = prepare_metadata_table(table.reload(), cfg, "a write")
-        if cfg.is_set(FAILED_WRITES_POLICY) and cfg.get(FAILED_WRITES_POLICY) == "EAGER":
+        if failed_writes_policy(cfg) == "EAGER":
             table = rollback_failed_writes(table, heartbeat, locks=locks)
         return table.reload() if finish_interrupted_inline_services(table.storage, cfg) else table
 

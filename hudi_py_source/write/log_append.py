@@ -12,6 +12,7 @@ to the next version, as Hudi's log writer does.
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import struct
 import time
@@ -39,6 +40,8 @@ from ..io.log_format import WrittenLogFile, write_log_file
 from ..merge.payload import field_values, soft_delete_mask
 from ..storage import Storage
 from ..table.file_names import make_base_file_name, make_log_file_name, parse_base_file_name, parse_log_file_name
+from ..table.fs_view import FileSlice
+from ..timeline.active import ActiveTimeline
 from ..timeline.commit_metadata import WriteStat
 from .base_files import meta_fields_avro_json
 from .file_group_merge import Target
@@ -246,3 +249,19 @@ def logs_of_append_marker(storage: Storage, marker_path: str, instant_time: str,
         if written_by is None or written_by == instant_time:
             found.append(info.path)
     return sorted(found)
+
+
+def pending_delta_commits(timeline: ActiveTimeline) -> set[str]:
+    return {i.timestamp for i in timeline.pending() if i.action == "deltacommit"}
+
+
+def without_pending_logs(storage: Storage, file_slice: FileSlice, writing: set[str]) -> FileSlice:
+    """The slice without the logs of delta commits still pending (`writing`, see pending_delta_commits): a live
+    writer's log is no part of the table yet and may be rolled back (a conflict under optimistic concurrency
+    control, whose commit then finds the service's plan a conflict), so a compaction or clustering plan naming it
+    could neither be trusted nor run once it is gone. A log's instant is its first block's, read only while a
+    delta commit is pending."""
+    if not writing or not file_slice.log_files:
+        return file_slice
+    logs = [log for log in file_slice.log_files if first_block_instant(storage, log.path) not in writing]
+    return dataclasses.replace(file_slice, log_files=logs)

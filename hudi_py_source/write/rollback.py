@@ -14,6 +14,7 @@ from __future__ import annotations
 import posixpath
 import time
 
+from ..config import FAILED_WRITES_POLICY, OPTIMISTIC, WRITE_CONCURRENCY_MODE, HoodieConfig
 from ..errors import HoodieTableError, HoodieTimelineError
 from ..table.file_names import parse_base_file_name
 from ..table.hoodie_table import HoodieTable
@@ -128,6 +129,14 @@ def failed_write_candidates(table: HoodieTable) -> list[Instant]:
     still to execute (Hudi leaves it to the clustering service)."""
     return [pending for pending in table.timeline.pending()
             if pending.action in WRITE_ACTIONS and table.timeline.clustering_plan(pending) is None]
+
+
+def failed_writes_policy(cfg: HoodieConfig) -> str:
+    """hoodie.cleaner.policy.failed.writes as given, else LAZY under optimistic concurrency control and EAGER with
+    one writer: Hudi's default for each."""
+    if cfg.is_set(FAILED_WRITES_POLICY):
+        return cfg.get(FAILED_WRITES_POLICY)
+    return "LAZY" if cfg.get(WRITE_CONCURRENCY_MODE) == OPTIMISTIC else "EAGER"
 
 
 def rollback_failed_writes(table: HoodieTable, heartbeat: HeartbeatSettings = DEFAULT_SETTINGS,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import queue
 import re
 import threading
 import time
@@ -21,7 +22,14 @@ import pyarrow.compute as pc
 import pytest
 from support.oracles import hudi_rs_read
 
-from hudi_py_source import HoodieCommitConflictError, HoodieConcurrentWriterError, HoodieLockError, Table
+from hudi_py_source import (
+    HoodieClusteringConflictError,
+    HoodieClusteringUpdateError,
+    HoodieCommitConflictError,
+    HoodieConcurrentWriterError,
+    HoodieLockError,
+    Table,
+)
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.hoodie_table import HoodieTable
 from hudi_py_source.write.client import abort_write, commit_write, start_write, write_task
@@ -252,53 +260,123 @@ def test_an_aborted_write_under_the_lock_leaves_no_trace(tmp_path: Path) -> None
     assert snapshot(path) == {"a": "a@1"}
 
 
-SHARED = [f"s{k}" for k in range(6)]
+SHARED = [f"s{k}" for k in range(4)]
+DOOMED = [f"d{k}" for k in range(6)]
+RETRIED = (HoodieCommitConflictError, HoodieClusteringUpdateError)
 
 
-def _write_rounds(path: str, writer: int, rounds: int, table_type: str, outcomes: Any) -> None:
-    """Child process: `rounds` upserts, each of the writer's own key and every shared key, retried on conflict;
-    reports each committed write's instant and the conflicts it met."""
-    opts = options(table_type, FILE_SYSTEM, **{"hoodie.write.lock.wait_time_ms_between_retry": "10",
-                                               "hoodie.write.lock.client.wait_time_ms_between_retry": "10"})
-    committed, conflicts = [], 0
+def many_writers_options(table_type: str, provider: str) -> dict[str, str]:
+    return options(table_type, provider, **{"hoodie.write.lock.wait_time_ms_between_retry": "10",
+                                            "hoodie.write.lock.client.wait_time_ms_between_retry": "10",
+                                            "hoodie.parquet.small.file.limit": "0"})
+
+
+def _retried(path: str, data: pa.Table, opts: dict[str, str], report: Any, writer: int, what: str) -> None:
+    """One write, retried after a conflict (or an update refused by a pending clustering) until it commits; the
+    commit is reported with what it did."""
+    while True:
+        try:
+            instant = Table(path).write(data, opts)
+        except RETRIED as error:
+            report.put(("retry", writer, type(error).__name__))
+            time.sleep(0.02)
+            continue
+        report.put(("done", writer, (instant, what, data.to_pylist())))
+        return
+
+
+def _writer(path: str, writer: int, rounds: int, table_type: str, provider: str, barrier: Any, report: Any) -> None:
+    """Each round: upsert the writer's new key and two shared keys, then delete the writer's key of the round
+    before and one doomed seed key (the same one as another writer's: overlapping deletes)."""
+    opts = many_writers_options(table_type, provider)
     for round_ in range(1, rounds + 1):
-        ts = writer * 100 + round_
-        while True:
+        ts = round_ * 10 + writer
+        shared = [SHARED[(writer + round_) % 4], SHARED[(writer + round_ + 1) % 4]]
+        _retried(path, rows([f"w{writer}-{round_}", *shared], ts), opts, report, writer, "upsert")
+        doomed = [DOOMED[(writer // 2 + round_) % len(DOOMED)]]
+        gone = [f"w{writer}-{round_ - 1}"] if round_ > 1 else []
+        _retried(path, rows(gone + doomed, ts), {**opts, "hoodie.datasource.write.operation": "delete"}, report,
+                 writer, "delete")
+        barrier.wait()
+        barrier.wait()
+
+
+def _service(path: str, table_type: str, provider: str, stop: Any, pause: Any, report: Any) -> None:
+    """Compaction (merge-on-read) or clustering (copy-on-write) over and over while the writers run, each run
+    (scheduled and executed) while holding `pause`, which the checks take: hudi-rs 0.5 does not read the logs a
+    write adds to the slice a pending compaction opens, so it is judged only while no compaction is pending."""
+    opts = {**many_writers_options(table_type, provider), "hoodie.parquet.small.file.limit": "1000000",
+            "hoodie.clustering.plan.strategy.small.file.limit": "1000000"}
+    while not stop.is_set():
+        with pause:
             try:
-                instant = Table(path).write(rows([f"w{writer}-{round_}", *SHARED], ts), opts)
-                committed.append((instant, ts))
-                break
-            except HoodieCommitConflictError as error:
-                assert error.retryable
-                conflicts += 1
-    outcomes.put((writer, committed, conflicts))
+                done = Table(path).compact(opts) if table_type == "MERGE_ON_READ" else Table(path).cluster(opts)
+                report.put(("service", 0, len(done)))
+            except (HoodieClusteringConflictError, HoodieConcurrentWriterError) as error:
+                report.put(("service-refused", 0, type(error).__name__))
+        time.sleep(0.5)
 
 
-@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
-def test_four_processes_upserting_shared_keys_end_with_the_serial_outcome(tmp_path: Path, table_type: str) -> None:
-    """Every write that returns has committed and every conflicting one was rolled back: the writes that touched
-    the shared keys committed one after another (each started after the previous completed), so the shared keys
-    hold the values of the committed write with the latest instant, every writer's own keys are there, no key
-    twice; hudi-rs reads the same."""
-    path = tmp_path / "t"
-    Table(str(path)).write(rows(SHARED, 0), options(table_type))
-    context = multiprocessing.get_context("fork")
-    outcomes = context.Queue()
-    writers = [context.Process(target=_write_rounds, args=(str(path), w, 3, table_type, outcomes)) for w in range(4)]
-    for writer in writers:
-        writer.start()
-    results = [outcomes.get(timeout=300) for _ in writers]
-    for writer in writers:
-        writer.join(30)
-        assert writer.exitcode == 0
-    committed = sorted(c for _, done, _ in results for c in done)
-    assert len(committed) == 12
-    last_ts = committed[-1][1]
-    expected = {**{k: f"{k}@{last_ts}" for k in SHARED},
-                **{f"w{w}-{r}": f"w{w}-{r}@{w * 100 + r}" for w in range(4) for r in range(1, 4)}}
+def model(done: list[tuple[str, str, list[dict[str, Any]]]]) -> dict[str, str]:
+    """The table the committed writes make applied in instant order (every write touches the shared file
+    group, so committed writes were serialized)."""
+    table = {k: f"{k}@0" for k in SHARED + DOOMED}
+    for _, what, records in sorted(done):
+        for record in records:
+            if what == "upsert":
+                table[record["id"]] = record["v"]
+            else:
+                table.pop(record["id"], None)
+    return table
+
+
+def check_round(path: Path, done: list[tuple[str, str, list[dict[str, Any]]]]) -> None:
+    expected = model(done)
     data = Table(str(path)).read(columns=["id", "v"])
-    assert pc.count_distinct(data["id"]).as_py() == data.num_rows == len(expected)
+    assert pc.count_distinct(data["id"]).as_py() == data.num_rows
     assert snapshot(path) == expected
     theirs = hudi_rs_read(str(path))
     assert dict(zip(theirs["id"].to_pylist(), theirs["v"].to_pylist(), strict=True)) == expected
-    assert set(completed(path)) >= {instant for instant, _ in committed}
+
+
+@pytest.mark.parametrize(("table_type", "provider", "kind"), [
+    ("COPY_ON_WRITE", FILE_SYSTEM, "processes"), ("MERGE_ON_READ", FILE_SYSTEM, "processes"),
+    ("MERGE_ON_READ", IN_PROCESS, "threads")])
+def test_four_writers_and_a_table_service_end_every_round_with_the_serial_outcome(
+        tmp_path: Path, table_type: str, provider: str, kind: str) -> None:
+    """Four writers (processes under the file-system lock, threads under the in-process one) upsert and delete
+    overlapping and disjoint keys while a fifth compacts or clusters. Every write that failed failed with a
+    conflict (or was refused by a pending clustering) and its retry committed; after every round pyhudi and
+    hudi-rs read exactly the committed writes applied in instant order, with no key twice."""
+    path = tmp_path / "t"
+    rounds = 3
+    Table(str(path)).write(rows(SHARED + DOOMED, 0), options(table_type))
+    if kind == "processes":
+        context = multiprocessing.get_context("fork")
+        report, barrier, stop, pause = context.Queue(), context.Barrier(5), context.Event(), context.Lock()
+        spawn = context.Process
+    else:
+        report, barrier, stop, pause = queue.Queue(), threading.Barrier(5), threading.Event(), threading.Lock()
+        spawn = threading.Thread  # type: ignore[assignment]
+    writers = [spawn(target=_writer, args=(str(path), w, rounds, table_type, provider, barrier, report))
+               for w in range(4)]
+    service = spawn(target=_service, args=(str(path), table_type, provider, stop, pause, report))
+    for worker in [*writers, service]:
+        worker.start()
+    done, retries, services = [], 0, 0
+    for round_ in range(1, rounds + 1):
+        barrier.wait(timeout=300)
+        while len(done) < 4 * 2 * round_:
+            kind_, _, what = report.get(timeout=60)
+            done += [what] if kind_ == "done" else []
+            retries += kind_ == "retry"
+            services += what if kind_ == "service" else 0
+        with pause:
+            check_round(path, done)
+        barrier.wait(timeout=60)
+    stop.set()
+    for worker in [*writers, service]:
+        worker.join(120)
+    assert len(done) == 4 * rounds * 2
+    assert all(getattr(worker, "exitcode", 0) == 0 for worker in [*writers, service])
+    print(f"{table_type} {kind}: {len(done)} commits, {retries} retries, {services} service runs")
