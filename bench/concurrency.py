@@ -96,7 +96,8 @@ def run(path: Path, table_type: str, groups: list[list[int]], concurrent: bool) 
 
 def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="pyhudi-bench-concurrency-"))
-    results: dict[str, Any] = {"workload": __doc__.split("Workload: ", 1)[1].split(" Commits per minute")[0]}
+    workload = __doc__.split("Workload: ", 1)[1].split(" Commits per minute")[0]
+    results: dict[str, Any] = {"workload": " ".join(workload.split())}
     for table_type in ("COPY_ON_WRITE", "MERGE_ON_READ"):
         path = root / table_type
         four = run(path, table_type, [[p] for p in range(PARTITIONS)], True)
