@@ -445,13 +445,22 @@ WRITE_CONCURRENCY_MODE = define(
 LOCK_KEY_PREFIX = "hoodie.write.lock."
 IN_PROCESS_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
 FILE_SYSTEM_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
+STORAGE_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider"
+LOCK_PROVIDERS = (IN_PROCESS_LOCK_PROVIDER, FILE_SYSTEM_LOCK_PROVIDER, STORAGE_LOCK_PROVIDER)
 LOCK_PROVIDER = define(
     "hoodie.write.lock.provider", None, str,
     "The table lock of optimistic concurrency control: InProcessLockProvider for writers in one process, "
     "FileSystemBasedLockProvider (a lock file created exclusively) for writers in many processes on a file system "
-    "with atomic creation. Hudi takes no lock in single-writer mode.",
-    supported=(IN_PROCESS_LOCK_PROVIDER, FILE_SYSTEM_LOCK_PROVIDER),
-    unsupported=f"pyhudi's lock providers are {IN_PROCESS_LOCK_PROVIDER} and {FILE_SYSTEM_LOCK_PROVIDER}")
+    "with atomic creation, StorageBasedLockProvider (a lease renewed by conditional writes) on S3. Hudi takes no "
+    "lock in single-writer mode.",
+    supported=LOCK_PROVIDERS, unsupported=f"pyhudi's lock providers are {', '.join(LOCK_PROVIDERS)}")
+LOCK_STORAGE_VALIDITY_S = define(
+    "hoodie.write.lock.storage.validity.timeout", 300, int,
+    "StorageBasedLockProvider: seconds a lock lease lasts unless renewed (at least 5, and 3 heartbeat polls).",
+    validate=lambda seconds: seconds >= 5)
+LOCK_STORAGE_HEARTBEAT_S = define(
+    "hoodie.write.lock.storage.heartbeat.poll", 30, int,
+    "StorageBasedLockProvider: seconds between two renewals of a held lease.", validate=_positive)
 LOCK_WAIT_MS = define(
     "hoodie.write.lock.wait_time_ms", 60000, int,
     "How long one attempt to take the lock waits for it.", validate=_non_negative)
@@ -740,8 +749,7 @@ def _check_unknown(key: str, value: Any) -> None:
     lowered = key.lower()
     if lowered.startswith(LOCK_KEY_PREFIX):
         raise HoodieConfigError(f"{key}={value!r} is not supported yet: it configures a lock provider pyhudi does not "
-                                f"run; pyhudi's are {IN_PROCESS_LOCK_PROVIDER} and {FILE_SYSTEM_LOCK_PROVIDER}",
-                                key=key)
+                                f"run; pyhudi's are {', '.join(LOCK_PROVIDERS)}", key=key)
     if lowered.startswith("hoodie.") and lowered not in IGNORED_KEYS:
         hint = closest_key(key)
         suffix = f"; did you mean {hint}?" if hint else ""

@@ -19,6 +19,7 @@ operation costs there, and tests hold them down.
 from __future__ import annotations
 
 import builtins
+import errno
 import os
 import posixpath
 import threading
@@ -168,6 +169,14 @@ class Storage:
         return "file" in protocols or "local" in protocols
 
     @property
+    def conditional_writes(self) -> bool:
+        """Whether the store creates a file only if absent and replaces one only if unchanged in one request
+        (S3's If-None-Match / If-Match): exclusive creation and the storage-based lock need it."""
+        protocol = self.fs.protocol
+        protocols = (protocol,) if isinstance(protocol, str) else tuple(protocol)
+        return "s3" in protocols or "s3a" in protocols
+
+    @property
     def scheme(self) -> str:
         protocol = self.fs.protocol
         return protocol if isinstance(protocol, str) else protocol[0]
@@ -227,10 +236,14 @@ class Storage:
         """Publish a file that must not exist yet (timeline transitions are create-if-absent).
 
         Locally the exclusive step is the hard link of a fully written file, so two writers cannot
-        both create it and a reader never sees it partly written. Object stores check, then PUT once.
+        both create it and a reader never sees it partly written. S3 creates it with one conditional PUT
+        (If-None-Match); other object stores check, then PUT once (not exclusive).
         """
         path = self.full(rel)
         _count(self.base_url, "write")
+        if self.conditional_writes:
+            self.fs.pipe_file(path, data, mode="create")
+            return
         if not self.is_local:
             _count(self.base_url, "exists")
             if self.fs.exists(path):
@@ -290,6 +303,35 @@ class Storage:
     def size(self, rel: str) -> int:
         _count(self.base_url, "stat")
         return int(self.fs.size(self.full(rel)))
+
+    def read_versioned(self, rel: str) -> tuple[bytes, str] | None:
+        """A file's content and a version (ETag) no newer than that content; None when there is none. The version
+        is asked first: a write conditional on it fails if the file changed since, whatever was read. Only where
+        `conditional_writes`."""
+        _count(self.base_url, "stat")
+        _count(self.base_url, "read")
+        path = self.full(rel)
+        try:
+            version = str(self.fs.info(path)["ETag"])
+            return bytes(self.fs.cat_file(path)), version
+        except FileNotFoundError:
+            return None
+
+    def write_versioned(self, rel: str, data: bytes, version: str | None) -> str | None:
+        """Write a file only if it is still at `version` (None: only if absent): its new version, or None when
+        another writer changed (or created) it first. Only where `conditional_writes`."""
+        _count(self.base_url, "write")
+        bucket, key, _ = self.fs.split_path(self.full(rel))
+        condition = {"IfNoneMatch": "*"} if version is None else {"IfMatch": version}
+        try:
+            response = self.fs.call_s3("put_object", Bucket=bucket, Key=key, Body=data, **condition)
+        except FileExistsError:
+            return None
+        except OSError as error:
+            if error.errno == errno.EINVAL and "condition" in str(error).lower():
+                return None
+            raise
+        return str(response["ETag"])
 
     def modified_time(self, rel: str) -> float | None:
         """When a file was last written (epoch s), None when there is none."""

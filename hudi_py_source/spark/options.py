@@ -5,7 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..config import FILE_SYSTEM_LOCK_PROVIDER, IN_PROCESS_LOCK_PROVIDER, LOCK_PROVIDER, HoodieConfig
+from ..config import (
+    FILE_SYSTEM_LOCK_PROVIDER,
+    IN_PROCESS_LOCK_PROVIDER,
+    LOCK_PROVIDER,
+    STORAGE_LOCK_PROVIDER,
+    HoodieConfig,
+)
 from ..errors import HoodieConfigError
 from ..storage import Storage
 from ..write.lock import LockSettings
@@ -38,6 +44,6 @@ def write_options(options: dict[str, Any]) -> dict[str, Any]:
     if LockSettings.of(HoodieConfig(hoodie)).provider == IN_PROCESS_LOCK_PROVIDER:
         raise HoodieConfigError(
             f"{LOCK_PROVIDER.key}={IN_PROCESS_LOCK_PROVIDER} cannot keep Spark writers apart: pyhudi commits a Spark "
-            f"write in a Python worker process, so give {FILE_SYSTEM_LOCK_PROVIDER} (its lock file is seen by every "
-            "process)", key=LOCK_PROVIDER.key)
+            f"write in a Python worker process, so give {FILE_SYSTEM_LOCK_PROVIDER}, or {STORAGE_LOCK_PROVIDER} on S3 "
+            "(their lock is seen by every process)", key=LOCK_PROVIDER.key)
     return hoodie

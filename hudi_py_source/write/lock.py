@@ -11,6 +11,11 @@ Providers, named by Hudi's class names (`hoodie.write.lock.provider`):
   default, where Apache Hudi's provider puts it, so the two take the same lock), created exclusively. It needs a
   file system whose creation is atomic: object stores are refused. A holder that dies leaves the file; with
   `hoodie.write.lock.filesystem.expire` minutes it is taken for a leftover once that old.
+- StorageBasedLockProvider (Hudi 1.x, for object stores with conditional writes: S3): a lease in
+  `.hoodie/.locks/table_lock.json` ({"expired", "validUntil" epoch ms, "owner"}, Hudi's fields), taken by creating
+  the file only if absent or replacing an expired lease only if unchanged since read (If-None-Match / If-Match),
+  renewed every `hoodie.write.lock.storage.heartbeat.poll` seconds for `hoodie.write.lock.storage.validity.timeout`
+  more, and released by marking it expired (no delete). A holder that dies leaves a lease that runs out.
 
 Taking the lock (Hudi's LockManager and providers): an attempt looks at the lock, and while it is held looks
 again after a pause that starts at `wait_time_ms_between_retry` and doubles up to `max_wait_time_ms_between_retry`,
@@ -27,6 +32,7 @@ import os
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -45,8 +51,11 @@ from ..config import (
     LOCK_RETRIES,
     LOCK_RETRY_MAX_WAIT_MS,
     LOCK_RETRY_WAIT_MS,
+    LOCK_STORAGE_HEARTBEAT_S,
+    LOCK_STORAGE_VALIDITY_S,
     LOCK_WAIT_MS,
     OPTIMISTIC,
+    STORAGE_LOCK_PROVIDER,
     WRITE_CONCURRENCY_MODE,
     HoodieConfig,
 )
@@ -70,6 +79,8 @@ class LockSettings:
     client_retry_wait_s: float = 5.0
     filesystem_path: str | None = None
     filesystem_expire_s: float = 0.0
+    storage_validity_s: float = 300.0
+    storage_heartbeat_s: float = 30.0
 
     @classmethod
     def of(cls, cfg: HoodieConfig) -> LockSettings:
@@ -82,11 +93,16 @@ class LockSettings:
             raise HoodieConfigError(
                 f"{WRITE_CONCURRENCY_MODE.key}=optimistic_concurrency_control needs {LOCK_PROVIDER.key}: "
                 f"{IN_PROCESS_LOCK_PROVIDER} for writers in one process, {FILE_SYSTEM_LOCK_PROVIDER} for writers "
-                "in many", key=LOCK_PROVIDER.key)
+                f"in many, {STORAGE_LOCK_PROVIDER} on S3", key=LOCK_PROVIDER.key)
+        validity, poll = cfg.get(LOCK_STORAGE_VALIDITY_S), cfg.get(LOCK_STORAGE_HEARTBEAT_S)
+        if validity < 3 * poll:
+            raise HoodieConfigError(f"{LOCK_STORAGE_VALIDITY_S.key}={validity} must be at least three times "
+                                    f"{LOCK_STORAGE_HEARTBEAT_S.key}={poll}, as Hudi requires",
+                                    key=LOCK_STORAGE_VALIDITY_S.key)
         return cls(provider, cfg.get(LOCK_WAIT_MS) / 1000, cfg.get(LOCK_RETRIES), cfg.get(LOCK_RETRY_WAIT_MS) / 1000,
                    cfg.get(LOCK_RETRY_MAX_WAIT_MS) / 1000, cfg.get(LOCK_CLIENT_RETRIES),
                    cfg.get(LOCK_CLIENT_RETRY_WAIT_MS) / 1000, cfg.get(LOCK_FILESYSTEM_PATH),
-                   cfg.get(LOCK_FILESYSTEM_EXPIRE) * 60.0)
+                   cfg.get(LOCK_FILESYSTEM_EXPIRE) * 60.0, validity, poll)
 
     @property
     def optimistic(self) -> bool:
@@ -170,6 +186,71 @@ class FileSystemLock:
             return "nobody now"
 
 
+STORAGE_LOCK_FILE = ".hoodie/.locks/table_lock.json"
+# Clock drift between writers allowed for before a lease counts as run out.
+_DRIFT_MS = 500
+
+
+class StorageLock:
+    """The lease of StorageBasedLockProvider (see the module docstring)."""
+
+    def __init__(self, storage: Storage, settings: LockSettings) -> None:
+        if not storage.conditional_writes:
+            raise HoodieConfigError(
+                f"{LOCK_PROVIDER.key}={STORAGE_LOCK_PROVIDER} needs an object store with conditional writes (S3); "
+                f"{storage.base_url} has none", key=LOCK_PROVIDER.key)
+        self.storage = storage
+        self.name = storage.url(STORAGE_LOCK_FILE)
+        self.owner = str(uuid.uuid4())
+        self.validity_ms = int(settings.storage_validity_s * 1000)
+        self.poll_s = settings.storage_heartbeat_s
+        self._version: str | None = None
+        self._guard = threading.Lock()
+        self._released = threading.Event()
+
+    def _lease(self, expired: bool = False) -> bytes:
+        until = int(time.time() * 1000) + (0 if expired else self.validity_ms)
+        return json.dumps({"expired": expired, "validUntil": until, "owner": self.owner}).encode()
+
+    def try_lock(self) -> bool:
+        current = self.storage.read_versioned(STORAGE_LOCK_FILE)
+        version = None
+        if current is not None:
+            content, version = current
+            lease = json.loads(content)
+            if not lease.get("expired") and int(lease.get("validUntil", 0)) + _DRIFT_MS > time.time() * 1000:
+                return False
+        taken = self.storage.write_versioned(STORAGE_LOCK_FILE, self._lease(), version)
+        if taken is None:
+            return False
+        self._version = taken
+        threading.Thread(target=self._renew, name=f"pyhudi-lock-{self.owner}", daemon=True).start()
+        return True
+
+    def _renew(self) -> None:
+        """Extend the lease every poll until released; a renewal refused means the lease was lost (it ran out and
+        another writer took it), which is logged: the holder's commit may already be unprotected."""
+        while not self._released.wait(self.poll_s):
+            with self._guard:
+                if self._released.is_set():
+                    return
+                renewed = self.storage.write_versioned(STORAGE_LOCK_FILE, self._lease(), self._version)
+                if renewed is None:
+                    LOG.error("lost the lock %s: its lease changed under its holder", self.name)
+                    return
+                self._version = renewed
+
+    def unlock(self) -> None:
+        with self._guard:
+            self._released.set()
+            if self.storage.write_versioned(STORAGE_LOCK_FILE, self._lease(expired=True), self._version) is None:
+                LOG.warning("the lock %s changed before its release: its lease had run out", self.name)
+
+    def holder(self) -> str:
+        current = self.storage.read_versioned(STORAGE_LOCK_FILE)
+        return current[0].decode("utf-8", "replace") if current is not None else "nobody now"
+
+
 def _owner_info() -> bytes:
     """What Hudi's lock file holds (LockInfo: creation time, thread), with the host and process to find it."""
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
@@ -180,6 +261,8 @@ def _owner_info() -> bytes:
 def provider_of(storage: Storage, settings: LockSettings) -> LockProvider:
     if settings.provider == IN_PROCESS_LOCK_PROVIDER:
         return InProcessLock(storage)
+    if settings.provider == STORAGE_LOCK_PROVIDER:
+        return StorageLock(storage, settings)
     return FileSystemLock(storage, settings)
 
 

@@ -30,9 +30,11 @@ from hudi_py_source import (
     HoodieLockError,
     Table,
 )
-from hudi_py_source.storage import Storage
+from hudi_py_source.config import HoodieConfig
+from hudi_py_source.storage import Storage, counted_calls
 from hudi_py_source.table.hoodie_table import HoodieTable
 from hudi_py_source.write.client import abort_write, commit_write, start_write, write_task
+from hudi_py_source.write.lock import LockSettings, table_lock
 
 IN_PROCESS = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
 FILE_SYSTEM = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
@@ -380,3 +382,127 @@ def test_four_writers_and_a_table_service_end_every_round_with_the_serial_outcom
     assert len(done) == 4 * rounds * 2
     assert all(getattr(worker, "exitcode", 0) == 0 for worker in [*writers, service])
     print(f"{table_type} {kind}: {len(done)} commits, {retries} retries, {services} service runs")
+
+
+# --- on S3: exclusive creation and Hudi 1.x's storage-based lock ------------------------------------------------
+
+STORAGE = "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider"
+LEASE = ".hoodie/.locks/table_lock.json"
+
+
+def s3_options(**more: str) -> dict[str, str]:
+    return options(provider=STORAGE, **QUICK_LOCK, **more)
+
+
+def s3_values(url: str, storage_options: dict[str, Any]) -> dict[str, str]:
+    data = Table(url, storage_options).read(columns=["id", "v"])
+    return dict(zip(data["id"].to_pylist(), data["v"].to_pylist(), strict=True))
+
+
+def lease(url: str, storage_options: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(Storage(url, storage_options).read_bytes(LEASE))
+
+
+@pytest.mark.s3
+def test_on_s3_a_timeline_file_is_created_once_in_one_conditional_request(s3_bucket: tuple[str, dict[str, Any]]
+                                                                          ) -> None:
+    url, storage_options = s3_bucket
+    storage = Storage(url, storage_options)
+    with counted_calls(url) as calls:
+        storage.create_new("t/.hoodie/1.commit.requested", b"first")
+    assert dict(calls) == {"write": 1}
+    with pytest.raises(FileExistsError):
+        storage.create_new("t/.hoodie/1.commit.requested", b"second")
+    assert storage.read_bytes("t/.hoodie/1.commit.requested") == b"first"
+
+
+@pytest.mark.s3
+def test_on_s3_the_storage_lock_keeps_writers_apart_and_is_released_expired(s3_bucket: tuple[str, dict[str, Any]]
+                                                                            ) -> None:
+    base, storage_options = s3_bucket
+    url = f"{base}/t"
+    opts = s3_options()
+    Table(url, storage_options).write(rows(["a", "b"], 1), opts)
+    first = lease(url, storage_options)
+    assert first["expired"] is True and set(first) == {"expired", "validUntil", "owner"}
+    jobs = [start_write(Storage(url, storage_options), opts, rows(["a"], 2).schema) for _ in range(2)]
+    results = [write_task(job, [rows([key], 2 + n)], "0-0-0", 0) for n, (job, key) in enumerate(zip(jobs, "ab"))]
+    commit_write(jobs[0], [results[0]])
+    with pytest.raises(HoodieCommitConflictError) as caught:
+        commit_write(jobs[1], [results[1]])
+    assert caught.value.conflicting == jobs[0].instant_time
+    assert s3_values(url, storage_options) == {"a": "a@2", "b": "b@1"}
+    after = lease(url, storage_options)
+    assert after["expired"] is True and after["owner"] != first["owner"]
+
+
+@pytest.mark.s3
+def test_on_s3_a_live_lease_fails_the_commit_and_a_run_out_one_is_taken_over(s3_bucket: tuple[str, dict[str, Any]]
+                                                                             ) -> None:
+    base, storage_options = s3_bucket
+    url = f"{base}/t"
+    opts = s3_options()
+    Table(url, storage_options).write(rows(["a"], 1), opts)
+    storage = Storage(url, storage_options)
+    held = json.dumps({"expired": False, "validUntil": int(time.time() * 1000) + 600_000, "owner": "other"})
+    storage.write_bytes(LEASE, held.encode())
+    with pytest.raises(HoodieLockError) as caught:
+        Table(url, storage_options).write(rows(["a"], 2), opts)
+    assert str(caught.value).endswith(f"could not take {storage.url(LEASE)} after 3 attempts "
+                                      f"(hoodie.write.lock.client.num_retries, hoodie.write.lock.wait_time_ms); "
+                                      f"held by {held}")
+    ran_out = json.dumps({"expired": False, "validUntil": int(time.time() * 1000) - 60_000, "owner": "dead"})
+    storage.write_bytes(LEASE, ran_out.encode())
+    Table(url, storage_options).write(rows(["a"], 3), opts)
+    assert s3_values(url, storage_options) == {"a": "a@3"}
+    assert lease(url, storage_options)["owner"] not in ("dead", "other")
+
+
+@pytest.mark.s3
+def test_on_s3_a_held_lease_is_renewed(s3_bucket: tuple[str, dict[str, Any]]) -> None:
+    base, storage_options = s3_bucket
+    storage = Storage(f"{base}/t", storage_options)
+    settings = LockSettings.of(HoodieConfig({**s3_options(), "hoodie.write.lock.storage.validity.timeout": "6",
+                                             "hoodie.write.lock.storage.heartbeat.poll": "1"}))
+    with table_lock(storage, settings, "a test"):
+        taken = json.loads(storage.read_bytes(LEASE))
+        time.sleep(2.5)
+        renewed = json.loads(storage.read_bytes(LEASE))
+    assert renewed["owner"] == taken["owner"] and renewed["validUntil"] >= taken["validUntil"] + 1500
+    assert not renewed["expired"] and json.loads(storage.read_bytes(LEASE))["expired"]
+
+
+def _s3_writer(url: str, storage_options: dict[str, Any], writer: int, rounds: int, report: Any) -> None:
+    opts = options("MERGE_ON_READ", STORAGE, **{"hoodie.write.lock.wait_time_ms_between_retry": "20",
+                                                "hoodie.write.lock.client.wait_time_ms_between_retry": "20"})
+    for round_ in range(1, rounds + 1):
+        data = rows([f"w{writer}-{round_}", *SHARED[:2]], round_ * 10 + writer)
+        while True:
+            try:
+                report.put((Table(url, storage_options).write(data, opts), data.to_pylist()))
+                break
+            except HoodieCommitConflictError:
+                time.sleep(0.02)
+
+
+@pytest.mark.s3
+def test_on_s3_three_processes_under_the_storage_lock_end_with_the_serial_outcome(
+        s3_bucket: tuple[str, dict[str, Any]]) -> None:
+    base, storage_options = s3_bucket
+    url = f"{base}/t"
+    Table(url, storage_options).write(rows(SHARED, 0), options("MERGE_ON_READ"))
+    context = multiprocessing.get_context("fork")
+    report = context.Queue()
+    writers = [context.Process(target=_s3_writer, args=(url, storage_options, w, 3, report)) for w in range(3)]
+    for writer in writers:
+        writer.start()
+    done = [report.get(timeout=300) for _ in range(9)]
+    for writer in writers:
+        writer.join(60)
+        assert writer.exitcode == 0
+    expected = {k: f"{k}@0" for k in SHARED}
+    for _, records in sorted(done):
+        expected.update({r["id"]: r["v"] for r in records})
+    assert s3_values(url, storage_options) == expected
+    theirs = hudi_rs_read(url, storage_options)
+    assert dict(zip(theirs["id"].to_pylist(), theirs["v"].to_pylist(), strict=True)) == expected
