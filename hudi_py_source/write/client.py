@@ -380,9 +380,10 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
 def _prepared(table: HoodieTable, cfg: HoodieConfig) -> HoodieTable:
     """An existing table made ready for a write: its metadata table as the options want it, failed writes rolled
     back, interrupted inline services finished. One writer at a time: a live writer is refused first. Under
-    optimistic concurrency control this happens under the table lock, and failed writes are left to the cleaner
+    optimistic concurrency control this happens under the table lock, failed writes are left to the cleaner
     unless hoodie.cleaner.policy.failed.writes=EAGER is given (LAZY is the policy of multiple writers, as Hudi sets
-    it for them)."""
+    it for them), and a pending compaction or clustering is no interrupted inline run but maybe another process's:
+    the write's own inline services run them after its commit."""
     heartbeat, locks = HeartbeatSettings.of(cfg), LockSettings.of(cfg)
     if not locks.optimistic:
         refuse_live_writers(table.storage, table.timeline, heartbeat, None)
@@ -393,7 +394,7 @@ def _prepared(table: HoodieTable, cfg: HoodieConfig) -> HoodieTable:
         table = prepare_metadata_table(table.reload(), cfg, "a write")
         if failed_writes_policy(cfg) == "EAGER":
             table = rollback_failed_writes(table, heartbeat, locks=locks)
-        return table.reload() if finish_interrupted_inline_services(table.storage, cfg) else table
+        return table
 
 
 def _without_delete_flags(schema: pa.Schema) -> pa.Schema:
