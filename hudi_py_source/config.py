@@ -446,18 +446,39 @@ LOCK_KEY_PREFIX = "hoodie.write.lock."
 IN_PROCESS_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
 FILE_SYSTEM_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
 STORAGE_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider"
-LOCK_PROVIDERS = (IN_PROCESS_LOCK_PROVIDER, FILE_SYSTEM_LOCK_PROVIDER, STORAGE_LOCK_PROVIDER)
+DYNAMODB_LOCK_PROVIDER = "org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider"
+LOCK_PROVIDERS = (IN_PROCESS_LOCK_PROVIDER, FILE_SYSTEM_LOCK_PROVIDER, STORAGE_LOCK_PROVIDER, DYNAMODB_LOCK_PROVIDER)
 LOCK_PROVIDER = define(
     "hoodie.write.lock.provider", None, str,
     "The table lock of optimistic concurrency control: InProcessLockProvider for writers in one process, "
     "FileSystemBasedLockProvider (a lock file created exclusively) for writers in many processes on a file system "
-    "with atomic creation, StorageBasedLockProvider (a lease renewed by conditional writes) on S3. Hudi takes no "
-    "lock in single-writer mode.",
+    "with atomic creation, StorageBasedLockProvider (a lease renewed by conditional writes) on S3, "
+    "DynamoDBBasedLockProvider (an item of a DynamoDB table). Hudi takes no lock in single-writer mode.",
     supported=LOCK_PROVIDERS, unsupported=f"pyhudi's lock providers are {', '.join(LOCK_PROVIDERS)}")
 LOCK_STORAGE_VALIDITY_S = define(
     "hoodie.write.lock.storage.validity.timeout", 300, int,
     "StorageBasedLockProvider: seconds a lock lease lasts unless renewed (at least 5, and 3 heartbeat polls).",
     validate=lambda seconds: seconds >= 5)
+LOCK_DYNAMODB_TABLE = define(
+    "hoodie.write.lock.dynamodb.table", None, str,
+    "DynamoDBBasedLockProvider: the DynamoDB table holding the lock items (created when missing).")
+LOCK_DYNAMODB_PARTITION_KEY = define(
+    "hoodie.write.lock.dynamodb.partition_key", None, str,
+    "DynamoDBBasedLockProvider: the lock item's key; the Hudi table's name by default.")
+LOCK_DYNAMODB_REGION = define("hoodie.write.lock.dynamodb.region", "us-east-1", str,
+                              "DynamoDBBasedLockProvider: the AWS region of the lock table.")
+LOCK_DYNAMODB_BILLING_MODE = define(
+    "hoodie.write.lock.dynamodb.billing_mode", "PAY_PER_REQUEST", str,
+    "DynamoDBBasedLockProvider: how a lock table pyhudi creates is billed.",
+    choices=("PAY_PER_REQUEST", "PROVISIONED"))
+LOCK_DYNAMODB_READ_CAPACITY = define("hoodie.write.lock.dynamodb.read_capacity", 20, int,
+                                     "DynamoDBBasedLockProvider: read capacity of a PROVISIONED lock table.",
+                                     validate=_positive)
+LOCK_DYNAMODB_WRITE_CAPACITY = define("hoodie.write.lock.dynamodb.write_capacity", 10, int,
+                                      "DynamoDBBasedLockProvider: write capacity of a PROVISIONED lock table.",
+                                      validate=_positive)
+LOCK_DYNAMODB_ENDPOINT = define("hoodie.write.lock.dynamodb.endpoint_url", None, str,
+                                "DynamoDBBasedLockProvider: the DynamoDB endpoint, for a local or compatible one.")
 LOCK_STORAGE_HEARTBEAT_S = define(
     "hoodie.write.lock.storage.heartbeat.poll", 30, int,
     "StorageBasedLockProvider: seconds between two renewals of a held lease.", validate=_positive)

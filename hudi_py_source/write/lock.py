@@ -11,6 +11,7 @@ Providers, named by Hudi's class names (`hoodie.write.lock.provider`):
   default, where Apache Hudi's provider puts it, so the two take the same lock), created exclusively. It needs a
   file system whose creation is atomic: object stores are refused. A holder that dies leaves the file; with
   `hoodie.write.lock.filesystem.expire` minutes it is taken for a leftover once that old.
+- DynamoDBBasedLockProvider: an item of a DynamoDB table, as Amazon's lock client keeps it (write/dynamodb_lock.py).
 - StorageBasedLockProvider (Hudi 1.x, for object stores with conditional writes: S3): a lease in
   `.hoodie/.locks/table_lock.json` ({"expired", "validUntil" epoch ms, "owner"}, Hudi's fields), taken by creating
   the file only if absent or replacing an expired lease only if unchanged since read (If-None-Match / If-Match),
@@ -41,10 +42,18 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from ..config import (
+    DYNAMODB_LOCK_PROVIDER,
     FILE_SYSTEM_LOCK_PROVIDER,
     IN_PROCESS_LOCK_PROVIDER,
     LOCK_CLIENT_RETRIES,
     LOCK_CLIENT_RETRY_WAIT_MS,
+    LOCK_DYNAMODB_BILLING_MODE,
+    LOCK_DYNAMODB_ENDPOINT,
+    LOCK_DYNAMODB_PARTITION_KEY,
+    LOCK_DYNAMODB_READ_CAPACITY,
+    LOCK_DYNAMODB_REGION,
+    LOCK_DYNAMODB_TABLE,
+    LOCK_DYNAMODB_WRITE_CAPACITY,
     LOCK_FILESYSTEM_EXPIRE,
     LOCK_FILESYSTEM_PATH,
     LOCK_PROVIDER,
@@ -61,6 +70,7 @@ from ..config import (
 )
 from ..errors import HoodieConfigError, HoodieLockError
 from ..storage import Storage
+from .dynamodb_lock import DynamoDBLock, DynamoDBSettings
 
 LOG = logging.getLogger("hudi_py_source.lock")
 LOCK_FILE = "lock"
@@ -81,6 +91,7 @@ class LockSettings:
     filesystem_expire_s: float = 0.0
     storage_validity_s: float = 300.0
     storage_heartbeat_s: float = 30.0
+    dynamodb: DynamoDBSettings | None = None
 
     @classmethod
     def of(cls, cfg: HoodieConfig) -> LockSettings:
@@ -93,7 +104,8 @@ class LockSettings:
             raise HoodieConfigError(
                 f"{WRITE_CONCURRENCY_MODE.key}=optimistic_concurrency_control needs {LOCK_PROVIDER.key}: "
                 f"{IN_PROCESS_LOCK_PROVIDER} for writers in one process, {FILE_SYSTEM_LOCK_PROVIDER} for writers "
-                f"in many, {STORAGE_LOCK_PROVIDER} on S3", key=LOCK_PROVIDER.key)
+                f"in many, {STORAGE_LOCK_PROVIDER} on S3, {DYNAMODB_LOCK_PROVIDER} with DynamoDB",
+                key=LOCK_PROVIDER.key)
         validity, poll = cfg.get(LOCK_STORAGE_VALIDITY_S), cfg.get(LOCK_STORAGE_HEARTBEAT_S)
         if validity < 3 * poll:
             raise HoodieConfigError(f"{LOCK_STORAGE_VALIDITY_S.key}={validity} must be at least three times "
@@ -102,7 +114,7 @@ class LockSettings:
         return cls(provider, cfg.get(LOCK_WAIT_MS) / 1000, cfg.get(LOCK_RETRIES), cfg.get(LOCK_RETRY_WAIT_MS) / 1000,
                    cfg.get(LOCK_RETRY_MAX_WAIT_MS) / 1000, cfg.get(LOCK_CLIENT_RETRIES),
                    cfg.get(LOCK_CLIENT_RETRY_WAIT_MS) / 1000, cfg.get(LOCK_FILESYSTEM_PATH),
-                   cfg.get(LOCK_FILESYSTEM_EXPIRE) * 60.0, validity, poll)
+                   cfg.get(LOCK_FILESYSTEM_EXPIRE) * 60.0, validity, poll, _dynamodb(cfg))
 
     @property
     def optimistic(self) -> bool:
@@ -110,6 +122,13 @@ class LockSettings:
 
 
 SINGLE_WRITER = LockSettings(None)
+
+
+def _dynamodb(cfg: HoodieConfig) -> DynamoDBSettings:
+    return DynamoDBSettings(cfg.get(LOCK_DYNAMODB_TABLE), cfg.get(LOCK_DYNAMODB_PARTITION_KEY),
+                            cfg.get(LOCK_DYNAMODB_REGION), cfg.get(LOCK_DYNAMODB_BILLING_MODE),
+                            cfg.get(LOCK_DYNAMODB_READ_CAPACITY), cfg.get(LOCK_DYNAMODB_WRITE_CAPACITY),
+                            cfg.get(LOCK_DYNAMODB_ENDPOINT))
 
 
 class LockProvider(Protocol):
@@ -263,6 +282,9 @@ def provider_of(storage: Storage, settings: LockSettings) -> LockProvider:
         return InProcessLock(storage)
     if settings.provider == STORAGE_LOCK_PROVIDER:
         return StorageLock(storage, settings)
+    if settings.provider == DYNAMODB_LOCK_PROVIDER:
+        assert settings.dynamodb is not None
+        return DynamoDBLock(storage, settings.dynamodb, settings.wait_s)
     return FileSystemLock(storage, settings)
 
 

@@ -145,7 +145,8 @@ REFUSALS = [
     ("hoodie.write.lock.provider", "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider",
      "pyhudi's lock providers are org.apache.hudi.client.transaction.lock.InProcessLockProvider, "
      "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider, "
-     "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider"),
+     "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider, "
+     "org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider"),
     ("hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled", "true",
      "pyhudi's key generators print timestamp key values as epoch microseconds"),
     ("hoodie.table.base.file.format", "ORC", "pyhudi writes parquet base files"),

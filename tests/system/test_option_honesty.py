@@ -54,12 +54,14 @@ OCC = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control"}
     (OCC, "hoodie.write.concurrency.mode=optimistic_concurrency_control needs hoodie.write.lock.provider: "
           "org.apache.hudi.client.transaction.lock.InProcessLockProvider for writers in one process, "
           "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider for writers in many, "
-          "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider on S3"),
+          "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider on S3, "
+          "org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider with DynamoDB"),
     ({**OCC, "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"},
      "hoodie.write.lock.provider='org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider' is not "
      "supported yet: pyhudi's lock providers are org.apache.hudi.client.transaction.lock.InProcessLockProvider, "
      "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider, "
-     "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider"),
+     "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider, "
+     "org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider"),
     ({"hoodie.write.lock.zookeeper.url": "zk:2181"},
      "hoodie.write.lock.zookeeper.url='zk:2181' is not supported yet: it configures a lock provider pyhudi does "
      "not run"),

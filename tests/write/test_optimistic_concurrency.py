@@ -14,9 +14,11 @@ import queue
 import re
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -394,7 +396,7 @@ def s3_options(**more: str) -> dict[str, str]:
     return options(provider=STORAGE, **QUICK_LOCK, **more)
 
 
-def s3_values(url: str, storage_options: dict[str, Any]) -> dict[str, str]:
+def s3_values(url: str, storage_options: dict[str, Any] | None) -> dict[str, str]:
     data = Table(url, storage_options).read(columns=["id", "v"])
     return dict(zip(data["id"].to_pylist(), data["v"].to_pylist(), strict=True))
 
@@ -472,9 +474,9 @@ def test_on_s3_a_held_lease_is_renewed(s3_bucket: tuple[str, dict[str, Any]]) ->
     assert not renewed["expired"] and json.loads(storage.read_bytes(LEASE))["expired"]
 
 
-def _s3_writer(url: str, storage_options: dict[str, Any], writer: int, rounds: int, report: Any) -> None:
-    opts = options("MERGE_ON_READ", STORAGE, **{"hoodie.write.lock.wait_time_ms_between_retry": "20",
-                                                "hoodie.write.lock.client.wait_time_ms_between_retry": "20"})
+def _shared_keys_writer(url: str, storage_options: dict[str, Any] | None, opts: dict[str, str], writer: int,
+                        rounds: int, report: Any) -> None:
+    """Child process: each round upserts the writer's new key and two shared keys, retried after a conflict."""
     for round_ in range(1, rounds + 1):
         data = rows([f"w{writer}-{round_}", *SHARED[:2]], round_ * 10 + writer)
         while True:
@@ -485,15 +487,14 @@ def _s3_writer(url: str, storage_options: dict[str, Any], writer: int, rounds: i
                 time.sleep(0.02)
 
 
-@pytest.mark.s3
-def test_on_s3_three_processes_under_the_storage_lock_end_with_the_serial_outcome(
-        s3_bucket: tuple[str, dict[str, Any]]) -> None:
-    base, storage_options = s3_bucket
-    url = f"{base}/t"
-    Table(url, storage_options).write(rows(SHARED, 0), options("MERGE_ON_READ"))
+def three_writers_end_serially(url: str, storage_options: dict[str, Any] | None, opts: dict[str, str]) -> None:
+    """Three processes of _shared_keys_writer: the table (pyhudi's read and hudi-rs's) is the committed writes
+    applied in instant order."""
+    Table(url, storage_options).write(rows(SHARED, 0), opts)
     context = multiprocessing.get_context("fork")
     report = context.Queue()
-    writers = [context.Process(target=_s3_writer, args=(url, storage_options, w, 3, report)) for w in range(3)]
+    writers = [context.Process(target=_shared_keys_writer, args=(url, storage_options, opts, w, 3, report))
+               for w in range(3)]
     for writer in writers:
         writer.start()
     done = [report.get(timeout=300) for _ in range(9)]
@@ -506,3 +507,89 @@ def test_on_s3_three_processes_under_the_storage_lock_end_with_the_serial_outcom
     assert s3_values(url, storage_options) == expected
     theirs = hudi_rs_read(url, storage_options)
     assert dict(zip(theirs["id"].to_pylist(), theirs["v"].to_pylist(), strict=True)) == expected
+
+
+@pytest.mark.s3
+def test_on_s3_three_processes_under_the_storage_lock_end_with_the_serial_outcome(
+        s3_bucket: tuple[str, dict[str, Any]]) -> None:
+    base, storage_options = s3_bucket
+    three_writers_end_serially(f"{base}/t", storage_options, options(
+        "MERGE_ON_READ", STORAGE, **{"hoodie.write.lock.wait_time_ms_between_retry": "20",
+                                     "hoodie.write.lock.client.wait_time_ms_between_retry": "20"}))
+
+
+# --- DynamoDB (served by moto) ------------------------------------------------------------------------------------
+
+DYNAMODB = "org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider"
+
+
+@pytest.fixture
+def dynamodb(s3_server: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Options of the DynamoDB lock on the moto server (a lock table of its own per test)."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    return {"hoodie.write.lock.provider": DYNAMODB, "hoodie.write.lock.dynamodb.table": f"locks-{uuid.uuid4().hex}",
+            "hoodie.write.lock.dynamodb.endpoint_url": s3_server["endpoint_url"]}
+
+
+def lock_items(dynamodb: dict[str, str]) -> list[dict[str, Any]]:
+    client = boto3.client("dynamodb", region_name="us-east-1",
+                          endpoint_url=dynamodb["hoodie.write.lock.dynamodb.endpoint_url"])
+    return client.scan(TableName=dynamodb["hoodie.write.lock.dynamodb.table"])["Items"]
+
+
+def test_the_dynamodb_lock_keeps_writers_apart_and_its_item_goes_on_release(tmp_path: Path,
+                                                                            dynamodb: dict[str, str]) -> None:
+    path = tmp_path / "t"
+    opts = {**options(**QUICK_LOCK), **dynamodb}
+    Table(str(path)).write(rows(["a", "b"], 1), opts)
+    assert lock_items(dynamodb) == []
+    first, first_result = started(path, rows(["a"], 2), opts)
+    second, second_result = started(path, rows(["b"], 3), opts)
+    commit_write(first, [first_result])
+    with pytest.raises(HoodieCommitConflictError):
+        commit_write(second, [second_result])
+    assert snapshot(path) == {"a": "a@2", "b": "b@1"} and lock_items(dynamodb) == []
+
+
+def test_a_renewed_dynamodb_lock_fails_the_commit_and_a_dead_holders_is_taken_over(tmp_path: Path,
+                                                                                   dynamodb: dict[str, str]) -> None:
+    """The lease is hoodie.write.lock.wait_time_ms (Hudi's): an item whose version stays the same for a whole lease
+    belongs to a dead holder."""
+    path = tmp_path / "t"
+    opts = {**options(**QUICK_LOCK), **dynamodb}
+    Table(str(path)).write(rows(["a"], 1), opts)
+    client = boto3.client("dynamodb", region_name="us-east-1",
+                          endpoint_url=dynamodb["hoodie.write.lock.dynamodb.endpoint_url"])
+    table = dynamodb["hoodie.write.lock.dynamodb.table"]
+
+    def held(version: str) -> None:
+        client.put_item(TableName=table, Item={"key": {"S": "t"}, "ownerName": {"S": "other"},
+                                               "leaseDuration": {"S": "200"}, "recordVersionNumber": {"S": version}})
+
+    stop = threading.Event()
+
+    def renewing() -> None:
+        while not stop.wait(0.05):
+            held(str(time.monotonic()))
+
+    held("v0")
+    renewer = threading.Thread(target=renewing)
+    renewer.start()
+    try:
+        with pytest.raises(HoodieLockError, match="could not take DynamoDB table .*, partition key t after 3 attempts"
+                                                  ".*held by other"):
+            Table(str(path)).write(rows(["a"], 2), opts)
+    finally:
+        stop.set()
+        renewer.join()
+    held("dead")
+    Table(str(path)).write(rows(["a"], 3), opts)
+    assert snapshot(path) == {"a": "a@3"} and lock_items(dynamodb) == []
+
+
+def test_three_processes_under_the_dynamodb_lock_end_with_the_serial_outcome(tmp_path: Path,
+                                                                             dynamodb: dict[str, str]) -> None:
+    three_writers_end_serially(str(tmp_path / "t"), None, {
+        **options("MERGE_ON_READ", **{"hoodie.write.lock.client.wait_time_ms_between_retry": "20",
+                                      "hoodie.write.lock.wait_time_ms_between_retry": "20"}), **dynamodb})
