@@ -10,7 +10,7 @@ export SPARK_CONF_DIR := $(CURDIR)/spark-conf
 # Spark's Python workers must run the venv's interpreter (pyarrow, pyhudi), not whatever python3 is on PATH.
 export PYSPARK_PYTHON := $(abspath $(VENV))/bin/python
 
-.PHONY: install java apache-hudi test test-fast demo lint bench bench-scale bench-compaction bench-long-run bench-spark-floor bench-metadata bench-record-index bench-sql bench-expression-index bench-concurrency kill-test
+.PHONY: install java zookeeper apache-hudi test test-fast demo lint bench bench-scale bench-compaction bench-long-run bench-spark-floor bench-metadata bench-record-index bench-sql bench-expression-index bench-concurrency kill-test
 
 install: $(VENV)/.installed
 
@@ -23,6 +23,15 @@ java:
 	@command -v java >/dev/null 2>&1 || { \
 		$(SUDO) apt-get update && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y openjdk-17-jre-headless; }
+
+# A ZooKeeper server for the ZooKeeper lock provider's tests (Debian's package; tests/conftest.py starts one per test
+# process on a free port).
+ZOOKEEPER_SERVER := /usr/share/zookeeper/bin/zkServer.sh
+
+zookeeper: java
+	@test -x $(ZOOKEEPER_SERVER) || { \
+		$(SUDO) apt-get update && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y zookeeper; }
 
 # Apache Hudi itself as a writer and reader for the interop tests: pyspark 3.5 in its own venv (the Hudi
 # bundles on Maven Central are built for Spark 3.5 / Scala 2.12) and the bundles, each fetched only when
@@ -48,12 +57,12 @@ $(PYHUDI_JARS)/%.jar:
 # file stays in one process (--dist loadfile), so its module fixtures (Apache Hudi's runs) are built once.
 TEST_WORKERS ?= 2
 
-test: $(VENV)/.installed java apache-hudi
+test: $(VENV)/.installed java zookeeper apache-hudi
 	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=30 $(PYTEST_ARGS)
 
-# The fast loop: the core without the JVM, S3 or the long runs.
+# The fast loop: the core without the JVM (Spark, ZooKeeper), S3 or the long runs.
 test-fast: $(VENV)/.installed
-	$(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not spark and not apache_hudi and not s3 and not slow" \
+	$(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not spark and not apache_hudi and not s3 and not slow and not zookeeper" \
 	  $(PYTEST_ARGS)
 
 demo: $(VENV)/.installed java

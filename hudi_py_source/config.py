@@ -447,13 +447,16 @@ IN_PROCESS_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.InProcessLoc
 FILE_SYSTEM_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
 STORAGE_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider"
 DYNAMODB_LOCK_PROVIDER = "org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider"
-LOCK_PROVIDERS = (IN_PROCESS_LOCK_PROVIDER, FILE_SYSTEM_LOCK_PROVIDER, STORAGE_LOCK_PROVIDER, DYNAMODB_LOCK_PROVIDER)
+ZOOKEEPER_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"
+LOCK_PROVIDERS = (IN_PROCESS_LOCK_PROVIDER, FILE_SYSTEM_LOCK_PROVIDER, STORAGE_LOCK_PROVIDER, DYNAMODB_LOCK_PROVIDER,
+                  ZOOKEEPER_LOCK_PROVIDER)
 LOCK_PROVIDER = define(
     "hoodie.write.lock.provider", None, str,
     "The table lock of optimistic concurrency control: InProcessLockProvider for writers in one process, "
     "FileSystemBasedLockProvider (a lock file created exclusively) for writers in many processes on a file system "
     "with atomic creation, StorageBasedLockProvider (a lease renewed by conditional writes) on S3, "
-    "DynamoDBBasedLockProvider (an item of a DynamoDB table). Hudi takes no lock in single-writer mode.",
+    "DynamoDBBasedLockProvider (an item of a DynamoDB table), ZookeeperBasedLockProvider (ZooKeeper's lock recipe). "
+    "Hudi takes no lock in single-writer mode.",
     supported=LOCK_PROVIDERS, unsupported=f"pyhudi's lock providers are {', '.join(LOCK_PROVIDERS)}")
 LOCK_STORAGE_VALIDITY_S = define(
     "hoodie.write.lock.storage.validity.timeout", 300, int,
@@ -479,6 +482,20 @@ LOCK_DYNAMODB_WRITE_CAPACITY = define("hoodie.write.lock.dynamodb.write_capacity
                                       validate=_positive)
 LOCK_DYNAMODB_ENDPOINT = define("hoodie.write.lock.dynamodb.endpoint_url", None, str,
                                 "DynamoDBBasedLockProvider: the DynamoDB endpoint, for a local or compatible one.")
+LOCK_ZK_URL = define("hoodie.write.lock.zookeeper.url", None, str,
+                     "ZookeeperBasedLockProvider: the ZooKeeper servers (host or host:port, comma-separated).")
+LOCK_ZK_PORT = define("hoodie.write.lock.zookeeper.port", None, int,
+                      "ZookeeperBasedLockProvider: the port of servers the url names without one.", validate=_positive)
+LOCK_ZK_BASE_PATH = define("hoodie.write.lock.zookeeper.base_path", None, str,
+                           "ZookeeperBasedLockProvider: the znode under which every table's lock lives.")
+LOCK_ZK_LOCK_KEY = define("hoodie.write.lock.zookeeper.lock_key", None, str,
+                          "ZookeeperBasedLockProvider: the table's lock znode under base_path; its name by default.")
+LOCK_ZK_SESSION_TIMEOUT_MS = define(
+    "hoodie.write.lock.zookeeper.session_timeout_ms", 60000, int,
+    "ZookeeperBasedLockProvider: after how long without a live connection a holder's lock goes.", validate=_positive)
+LOCK_ZK_CONNECTION_TIMEOUT_MS = define(
+    "hoodie.write.lock.zookeeper.connection_timeout_ms", 15000, int,
+    "ZookeeperBasedLockProvider: how long connecting to ZooKeeper may take.", validate=_positive)
 LOCK_STORAGE_HEARTBEAT_S = define(
     "hoodie.write.lock.storage.heartbeat.poll", 30, int,
     "StorageBasedLockProvider: seconds between two renewals of a held lease.", validate=_positive)

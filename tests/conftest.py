@@ -9,7 +9,11 @@ import copy
 import importlib
 import logging
 import os
+import signal
+import socket
+import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -121,6 +125,45 @@ def s3_server() -> Iterator[dict[str, Any]]:
         server.stop()
 
 
+ZOOKEEPER_SERVER = Path("/usr/share/zookeeper/bin/zkServer.sh")
+
+
+@pytest.fixture(scope="session")
+def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A ZooKeeper server of this test process (Debian's zookeeper package, which `make zookeeper` installs) on a
+    free loopback port; yields host:port. Missing, it is an error saying how to install it, never a skip."""
+    if not ZOOKEEPER_SERVER.exists():
+        raise RuntimeError(f"{ZOOKEEPER_SERVER} missing: run `make zookeeper` (Debian's zookeeper package)")
+    folder = tmp_path_factory.mktemp("zookeeper")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = folder / "zoo.cfg"
+    config.write_text(f"tickTime=2000\ndataDir={folder / 'data'}\nclientPort={port}\nclientPortAddress=127.0.0.1\n"
+                      "admin.enableServer=false\n")
+    with open(folder / "server.log", "wb") as log:
+        server = subprocess.Popen([str(ZOOKEEPER_SERVER), "start-foreground", str(config)], stdout=log,
+                                  stderr=subprocess.STDOUT, env={**os.environ, "ZOO_LOG_DIR": str(folder)},
+                                  start_new_session=True)
+    try:
+        _wait_for_port(port, 60, folder / "server.log")
+        yield f"127.0.0.1:{port}"
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(30)
+
+
+def _wait_for_port(port: int, seconds: float, log: Path) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise RuntimeError(f"ZooKeeper did not listen on port {port} within {seconds} s; its log ends: "
+                       f"{log.read_text()[-2000:]}")
+
+
 @pytest.fixture
 def s3_bucket(s3_server: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     """A fresh bucket per test: yields (`s3://<bucket>/warehouse`, storage_options); emptied afterwards."""
@@ -152,3 +195,5 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.spark)
         if fixtures & {"s3_server", "s3_bucket"}:
             item.add_marker(pytest.mark.s3)
+        if "zookeeper" in fixtures:
+            item.add_marker(pytest.mark.zookeeper)

@@ -161,3 +161,6 @@ class DynamoDBLock:
         found = self.client.get_item(TableName=self.table, Key={_KEY: {"S": self.key}}, ConsistentRead=True)
         item = found.get("Item")
         return item["ownerName"]["S"] if item is not None else "nobody now"
+
+    def close(self) -> None:
+        """Nothing held."""

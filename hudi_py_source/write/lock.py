@@ -12,6 +12,7 @@ Providers, named by Hudi's class names (`hoodie.write.lock.provider`):
   file system whose creation is atomic: object stores are refused. A holder that dies leaves the file; with
   `hoodie.write.lock.filesystem.expire` minutes it is taken for a leftover once that old.
 - DynamoDBBasedLockProvider: an item of a DynamoDB table, as Amazon's lock client keeps it (write/dynamodb_lock.py).
+- ZookeeperBasedLockProvider: ZooKeeper's lock recipe, as Curator takes it (write/zookeeper_lock.py).
 - StorageBasedLockProvider (Hudi 1.x, for object stores with conditional writes: S3): a lease in
   `.hoodie/.locks/table_lock.json` ({"expired", "validUntil" epoch ms, "owner"}, Hudi's fields), taken by creating
   the file only if absent or replacing an expired lease only if unchanged since read (If-None-Match / If-Match),
@@ -63,14 +64,22 @@ from ..config import (
     LOCK_STORAGE_HEARTBEAT_S,
     LOCK_STORAGE_VALIDITY_S,
     LOCK_WAIT_MS,
+    LOCK_ZK_BASE_PATH,
+    LOCK_ZK_CONNECTION_TIMEOUT_MS,
+    LOCK_ZK_LOCK_KEY,
+    LOCK_ZK_PORT,
+    LOCK_ZK_SESSION_TIMEOUT_MS,
+    LOCK_ZK_URL,
     OPTIMISTIC,
     STORAGE_LOCK_PROVIDER,
     WRITE_CONCURRENCY_MODE,
+    ZOOKEEPER_LOCK_PROVIDER,
     HoodieConfig,
 )
 from ..errors import HoodieConfigError, HoodieLockError
 from ..storage import Storage
 from .dynamodb_lock import DynamoDBLock, DynamoDBSettings
+from .zookeeper_lock import ZookeeperLock, ZookeeperSettings
 
 LOG = logging.getLogger("hudi_py_source.lock")
 LOCK_FILE = "lock"
@@ -92,6 +101,7 @@ class LockSettings:
     storage_validity_s: float = 300.0
     storage_heartbeat_s: float = 30.0
     dynamodb: DynamoDBSettings | None = None
+    zookeeper: ZookeeperSettings | None = None
 
     @classmethod
     def of(cls, cfg: HoodieConfig) -> LockSettings:
@@ -104,7 +114,8 @@ class LockSettings:
             raise HoodieConfigError(
                 f"{WRITE_CONCURRENCY_MODE.key}=optimistic_concurrency_control needs {LOCK_PROVIDER.key}: "
                 f"{IN_PROCESS_LOCK_PROVIDER} for writers in one process, {FILE_SYSTEM_LOCK_PROVIDER} for writers "
-                f"in many, {STORAGE_LOCK_PROVIDER} on S3, {DYNAMODB_LOCK_PROVIDER} with DynamoDB",
+                f"in many, {STORAGE_LOCK_PROVIDER} on S3, {DYNAMODB_LOCK_PROVIDER} with DynamoDB, "
+                f"{ZOOKEEPER_LOCK_PROVIDER} with ZooKeeper",
                 key=LOCK_PROVIDER.key)
         validity, poll = cfg.get(LOCK_STORAGE_VALIDITY_S), cfg.get(LOCK_STORAGE_HEARTBEAT_S)
         if validity < 3 * poll:
@@ -114,7 +125,7 @@ class LockSettings:
         return cls(provider, cfg.get(LOCK_WAIT_MS) / 1000, cfg.get(LOCK_RETRIES), cfg.get(LOCK_RETRY_WAIT_MS) / 1000,
                    cfg.get(LOCK_RETRY_MAX_WAIT_MS) / 1000, cfg.get(LOCK_CLIENT_RETRIES),
                    cfg.get(LOCK_CLIENT_RETRY_WAIT_MS) / 1000, cfg.get(LOCK_FILESYSTEM_PATH),
-                   cfg.get(LOCK_FILESYSTEM_EXPIRE) * 60.0, validity, poll, _dynamodb(cfg))
+                   cfg.get(LOCK_FILESYSTEM_EXPIRE) * 60.0, validity, poll, _dynamodb(cfg), _zookeeper(cfg))
 
     @property
     def optimistic(self) -> bool:
@@ -122,6 +133,12 @@ class LockSettings:
 
 
 SINGLE_WRITER = LockSettings(None)
+
+
+def _zookeeper(cfg: HoodieConfig) -> ZookeeperSettings:
+    return ZookeeperSettings(cfg.get(LOCK_ZK_URL), cfg.get(LOCK_ZK_PORT), cfg.get(LOCK_ZK_BASE_PATH),
+                             cfg.get(LOCK_ZK_LOCK_KEY), cfg.get(LOCK_ZK_SESSION_TIMEOUT_MS) / 1000,
+                             cfg.get(LOCK_ZK_CONNECTION_TIMEOUT_MS) / 1000)
 
 
 def _dynamodb(cfg: HoodieConfig) -> DynamoDBSettings:
@@ -132,7 +149,8 @@ def _dynamodb(cfg: HoodieConfig) -> DynamoDBSettings:
 
 
 class LockProvider(Protocol):
-    """One table's lock as a provider holds it: `try_lock` looks once, `holder` says who has it."""
+    """One table's lock as a provider holds it: `try_lock` looks once, `holder` says who has it, `close` lets go of
+    what a provider that gave up still holds (a ZooKeeper session)."""
 
     name: str
 
@@ -141,6 +159,8 @@ class LockProvider(Protocol):
     def unlock(self) -> None: ...
 
     def holder(self) -> str: ...
+
+    def close(self) -> None: ...
 
 
 _IN_PROCESS: dict[str, threading.Lock] = {}
@@ -163,6 +183,9 @@ class InProcessLock:
 
     def holder(self) -> str:
         return "another thread of this process"
+
+    def close(self) -> None:
+        """Nothing held."""
 
 
 class FileSystemLock:
@@ -203,6 +226,9 @@ class FileSystemLock:
             return self.storage.read_bytes(LOCK_FILE).decode("utf-8", "replace")
         except FileNotFoundError:
             return "nobody now"
+
+    def close(self) -> None:
+        """Nothing held."""
 
 
 STORAGE_LOCK_FILE = ".hoodie/.locks/table_lock.json"
@@ -269,6 +295,9 @@ class StorageLock:
         current = self.storage.read_versioned(STORAGE_LOCK_FILE)
         return current[0].decode("utf-8", "replace") if current is not None else "nobody now"
 
+    def close(self) -> None:
+        """Nothing held."""
+
 
 def _owner_info() -> bytes:
     """What Hudi's lock file holds (LockInfo: creation time, thread), with the host and process to find it."""
@@ -285,6 +314,9 @@ def provider_of(storage: Storage, settings: LockSettings) -> LockProvider:
     if settings.provider == DYNAMODB_LOCK_PROVIDER:
         assert settings.dynamodb is not None
         return DynamoDBLock(storage, settings.dynamodb, settings.wait_s)
+    if settings.provider == ZOOKEEPER_LOCK_PROVIDER:
+        assert settings.zookeeper is not None
+        return ZookeeperLock(storage, settings.zookeeper)
     return FileSystemLock(storage, settings)
 
 
@@ -316,9 +348,11 @@ def _acquire(provider: LockProvider, settings: LockSettings, purpose: str) -> No
             time.sleep(settings.client_retry_wait_s)
         if _attempt(provider, settings):
             return
+    holder = provider.holder()
+    provider.close()
     raise HoodieLockError(
         f"{purpose}: could not take {provider.name} after {settings.client_retries + 1} attempts "
-        f"({LOCK_CLIENT_RETRIES.key}, {LOCK_WAIT_MS.key}); held by {provider.holder()}", lock=provider.name)
+        f"({LOCK_CLIENT_RETRIES.key}, {LOCK_WAIT_MS.key}); held by {holder}", lock=provider.name)
 
 
 def _attempt(provider: LockProvider, settings: LockSettings) -> bool:

@@ -278,14 +278,14 @@ def test_change_data_capture_through_sql_and_the_dataframe_reader(spark: SparkSe
 def test_a_refusal_in_the_writer_is_raised_as_pyhudis_own_error(spark: SparkSession, run: dict[str, Any]) -> None:
     """Spark wraps errors of a Python data source's writer in its own; the statement raises pyhudi's again, whose
     first line says what is wrong."""
-    spark.conf.set("hoodie.write.lock.provider", "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider")
+    spark.conf.set("hoodie.write.lock.provider", "org.apache.hudi.hive.transaction.lock.HiveMetastoreBasedLockProvider")
     try:
         with pytest.raises(HoodieConfigError) as refused:
             spark.sql("INSERT INTO sqltest.trips VALUES (5, 'u10', 'r10', 1.0, 'la')")
     finally:
         spark.conf.unset("hoodie.write.lock.provider")
-    assert str(refused.value).startswith("hoodie.write.lock.provider='org.apache.hudi.client.transaction.lock."
-                                         "ZookeeperBasedLockProvider' is not supported yet")
+    assert str(refused.value).startswith("hoodie.write.lock.provider='org.apache.hudi.hive.transaction.lock."
+                                         "HiveMetastoreBasedLockProvider' is not supported yet")
 
 
 def test_drop_partition_and_truncate(spark: SparkSession, run: dict[str, Any]) -> None:

@@ -142,11 +142,12 @@ def test_pinned_options_accept_only_what_pyhudi_behaves_as() -> None:
 
 
 REFUSALS = [
-    ("hoodie.write.lock.provider", "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider",
+    ("hoodie.write.lock.provider", "org.apache.hudi.hive.transaction.lock.HiveMetastoreBasedLockProvider",
      "pyhudi's lock providers are org.apache.hudi.client.transaction.lock.InProcessLockProvider, "
      "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider, "
      "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider, "
-     "org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider"),
+     "org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider, "
+     "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"),
     ("hoodie.datasource.write.keygenerator.consistent.logical.timestamp.enabled", "true",
      "pyhudi's key generators print timestamp key values as epoch microseconds"),
     ("hoodie.table.base.file.format", "ORC", "pyhudi writes parquet base files"),

@@ -55,16 +55,18 @@ OCC = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control"}
           "org.apache.hudi.client.transaction.lock.InProcessLockProvider for writers in one process, "
           "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider for writers in many, "
           "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider on S3, "
-          "org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider with DynamoDB"),
-    ({**OCC, "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"},
-     "hoodie.write.lock.provider='org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider' is not "
+          "org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider with DynamoDB, "
+          "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider with ZooKeeper"),
+    ({**OCC, "hoodie.write.lock.provider": "org.apache.hudi.hive.transaction.lock.HiveMetastoreBasedLockProvider"},
+     "hoodie.write.lock.provider='org.apache.hudi.hive.transaction.lock.HiveMetastoreBasedLockProvider' is not "
      "supported yet: pyhudi's lock providers are org.apache.hudi.client.transaction.lock.InProcessLockProvider, "
      "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider, "
      "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider, "
-     "org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider"),
-    ({"hoodie.write.lock.zookeeper.url": "zk:2181"},
-     "hoodie.write.lock.zookeeper.url='zk:2181' is not supported yet: it configures a lock provider pyhudi does "
-     "not run"),
+     "org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider, "
+     "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"),
+    ({"hoodie.write.lock.hivemetastore.uris": "thrift://hms:9083"},
+     "hoodie.write.lock.hivemetastore.uris='thrift://hms:9083' is not supported yet: it configures a lock provider "
+     "pyhudi does not run"),
     ({"hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL"},
      "hoodie.write.concurrency.mode='NON_BLOCKING_CONCURRENCY_CONTROL' is not supported yet: pyhudi runs one "
      "writer at a time or optimistic concurrency control"),

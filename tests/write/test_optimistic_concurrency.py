@@ -22,6 +22,7 @@ import boto3
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from kazoo.client import KazooClient
 from support.oracles import hudi_rs_read
 
 from hudi_py_source import (
@@ -593,3 +594,61 @@ def test_three_processes_under_the_dynamodb_lock_end_with_the_serial_outcome(tmp
     three_writers_end_serially(str(tmp_path / "t"), None, {
         **options("MERGE_ON_READ", **{"hoodie.write.lock.client.wait_time_ms_between_retry": "20",
                                       "hoodie.write.lock.wait_time_ms_between_retry": "20"}), **dynamodb})
+
+
+# --- ZooKeeper (a real server, Debian's package) --------------------------------------------------------------------
+
+ZOOKEEPER = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"
+
+
+def zookeeper_options(hosts: str) -> dict[str, str]:
+    host, port = hosts.split(":")
+    return {"hoodie.write.lock.provider": ZOOKEEPER, "hoodie.write.lock.zookeeper.url": host,
+            "hoodie.write.lock.zookeeper.port": port,
+            "hoodie.write.lock.zookeeper.base_path": f"/hudi-{uuid.uuid4().hex}"}
+
+
+def test_the_zookeeper_lock_keeps_writers_apart_and_leaves_no_contender(tmp_path: Path, zookeeper: str) -> None:
+    path = tmp_path / "t"
+    opts = {**options(**QUICK_LOCK), **zookeeper_options(zookeeper)}
+    Table(str(path)).write(rows(["a", "b"], 1), opts)
+    first, first_result = started(path, rows(["a"], 2), opts)
+    second, second_result = started(path, rows(["b"], 3), opts)
+    commit_write(first, [first_result])
+    with pytest.raises(HoodieCommitConflictError):
+        commit_write(second, [second_result])
+    assert snapshot(path) == {"a": "a@2", "b": "b@1"}
+    client = KazooClient(hosts=zookeeper)
+    client.start(timeout=30)
+    try:
+        assert client.get_children(f"{opts['hoodie.write.lock.zookeeper.base_path']}/t") == []
+    finally:
+        client.stop()
+
+
+def test_a_curator_contender_holds_the_zookeeper_lock_against_pyhudi(tmp_path: Path, zookeeper: str) -> None:
+    """Apache Hudi's Curator names its node `_c_<uuid>-lock-<sequence>`: while such a node has the lowest sequence,
+    pyhudi's commit waits and then fails naming it; once it goes, pyhudi commits."""
+    path = tmp_path / "t"
+    opts = {**options(**QUICK_LOCK), **zookeeper_options(zookeeper)}
+    Table(str(path)).write(rows(["a"], 1), opts)
+    client = KazooClient(hosts=zookeeper)
+    client.start(timeout=30)
+    try:
+        lock_path = f"{opts['hoodie.write.lock.zookeeper.base_path']}/t"
+        curator = client.create(f"{lock_path}/_c_{uuid.uuid4()}-lock-", ephemeral=True, sequence=True, makepath=True)
+        with pytest.raises(HoodieLockError, match=f"held by the contender {curator.rsplit('/', 1)[1]}"):
+            Table(str(path)).write(rows(["a"], 2), opts)
+        client.delete(curator)
+        Table(str(path)).write(rows(["a"], 3), opts)
+        assert client.get_children(lock_path) == []
+    finally:
+        client.stop()
+    assert snapshot(path) == {"a": "a@3"}
+
+
+def test_three_processes_under_the_zookeeper_lock_end_with_the_serial_outcome(tmp_path: Path, zookeeper: str) -> None:
+    three_writers_end_serially(str(tmp_path / "t"), None, {
+        **options("MERGE_ON_READ", **{"hoodie.write.lock.client.wait_time_ms_between_retry": "20",
+                                      "hoodie.write.lock.wait_time_ms_between_retry": "20"}),
+        **zookeeper_options(zookeeper)})
