@@ -270,18 +270,18 @@ DOOMED = [f"d{k}" for k in range(6)]
 RETRIED = (HoodieCommitConflictError, HoodieClusteringUpdateError)
 
 
-def many_writers_options(table_type: str, provider: str) -> dict[str, str]:
-    return options(table_type, provider, **{"hoodie.write.lock.wait_time_ms_between_retry": "10",
-                                            "hoodie.write.lock.client.wait_time_ms_between_retry": "10",
-                                            "hoodie.parquet.small.file.limit": "0"})
+def many_writers_options(table_type: str, lock: dict[str, str]) -> dict[str, str]:
+    return {**options(table_type, **{"hoodie.write.lock.wait_time_ms_between_retry": "10",
+                                     "hoodie.write.lock.client.wait_time_ms_between_retry": "10",
+                                     "hoodie.parquet.small.file.limit": "0"}), **lock}
 
 
-def _retried(path: str, data: pa.Table, opts: dict[str, str], report: Any, writer: int, what: str) -> None:
+def _retried(table: Table, data: pa.Table, opts: dict[str, str], report: Any, writer: int, what: str) -> None:
     """One write, retried after a conflict (or an update refused by a pending clustering) until it commits; the
     commit is reported with what it did."""
     while True:
         try:
-            instant = Table(path).write(data, opts)
+            instant = table.write(data, opts)
         except RETRIED as error:
             report.put(("retry", writer, type(error).__name__))
             time.sleep(0.02)
@@ -290,36 +290,40 @@ def _retried(path: str, data: pa.Table, opts: dict[str, str], report: Any, write
         return
 
 
-def _writer(path: str, writer: int, rounds: int, table_type: str, provider: str, barrier: Any, report: Any) -> None:
+def _writer(at: tuple[str, dict[str, Any] | None], writer: int, rounds: int, opts: dict[str, str], barrier: Any,
+            report: Any) -> None:
     """Each round: upsert the writer's new key and two shared keys, then delete the writer's key of the round
-    before and one doomed seed key (the same one as another writer's: overlapping deletes)."""
-    opts = many_writers_options(table_type, provider)
+    before and one doomed seed key (the same one as another writer's: overlapping deletes). The table is opened
+    here: a forked process cannot use its parent's S3 client."""
+    table = Table(*at)
     for round_ in range(1, rounds + 1):
         ts = round_ * 10 + writer
         shared = [SHARED[(writer + round_) % 4], SHARED[(writer + round_ + 1) % 4]]
-        _retried(path, rows([f"w{writer}-{round_}", *shared], ts), opts, report, writer, "upsert")
+        _retried(table, rows([f"w{writer}-{round_}", *shared], ts), opts, report, writer, "upsert")
         doomed = [DOOMED[(writer // 2 + round_) % len(DOOMED)]]
         gone = [f"w{writer}-{round_ - 1}"] if round_ > 1 else []
-        _retried(path, rows(gone + doomed, ts), {**opts, "hoodie.datasource.write.operation": "delete"}, report,
+        _retried(table, rows(gone + doomed, ts), {**opts, "hoodie.datasource.write.operation": "delete"}, report,
                  writer, "delete")
         barrier.wait()
         barrier.wait()
 
 
-def _service(path: str, table_type: str, provider: str, stop: Any, pause: Any, report: Any) -> None:
+def _service(at: tuple[str, dict[str, Any] | None], table_type: str, opts: dict[str, str], stop: Any, pause: Any,
+             report: Any) -> None:
     """Compaction (merge-on-read) or clustering (copy-on-write) over and over while the writers run, each run
     (scheduled and executed) while holding `pause`, which the checks take: hudi-rs 0.5 does not read the logs a
     write adds to the slice a pending compaction opens, so it is judged only while no compaction is pending."""
-    opts = {**many_writers_options(table_type, provider), "hoodie.parquet.small.file.limit": "1000000",
+    opts = {**opts, "hoodie.parquet.small.file.limit": "1000000",
             "hoodie.clustering.plan.strategy.small.file.limit": "1000000"}
+    table = Table(*at)
     while not stop.is_set():
         with pause:
             try:
-                done = Table(path).compact(opts) if table_type == "MERGE_ON_READ" else Table(path).cluster(opts)
+                done = table.compact(opts) if table_type == "MERGE_ON_READ" else table.cluster(opts)
                 report.put(("service", 0, len(done)))
             except (HoodieClusteringConflictError, HoodieConcurrentWriterError) as error:
                 report.put(("service-refused", 0, type(error).__name__))
-        time.sleep(0.5)
+        time.sleep(1.5)
 
 
 def model(done: list[tuple[str, str, list[dict[str, Any]]]]) -> dict[str, str]:
@@ -335,27 +339,46 @@ def model(done: list[tuple[str, str, list[dict[str, Any]]]]) -> dict[str, str]:
     return table
 
 
-def check_round(path: Path, done: list[tuple[str, str, list[dict[str, Any]]]]) -> None:
+def check_round(table: Table, storage_options: dict[str, Any] | None,
+                done: list[tuple[str, str, list[dict[str, Any]]]]) -> None:
     expected = model(done)
-    data = Table(str(path)).read(columns=["id", "v"])
+    data = table.read(columns=["id", "v"])
     assert pc.count_distinct(data["id"]).as_py() == data.num_rows
-    assert snapshot(path) == expected
-    theirs = hudi_rs_read(str(path))
+    assert dict(zip(data["id"].to_pylist(), data["v"].to_pylist(), strict=True)) == expected
+    theirs = hudi_rs_read(table.storage.base_url, storage_options)
     assert dict(zip(theirs["id"].to_pylist(), theirs["v"].to_pylist(), strict=True)) == expected
 
 
-@pytest.mark.parametrize(("table_type", "provider", "kind"), [
-    ("COPY_ON_WRITE", FILE_SYSTEM, "processes"), ("MERGE_ON_READ", FILE_SYSTEM, "processes"),
-    ("MERGE_ON_READ", IN_PROCESS, "threads")])
+def where(request: pytest.FixtureRequest, tmp_path: Path, lock: str) -> tuple[Table, dict[str, Any] | None,
+                                                                               dict[str, str]]:
+    """The table (local, or on moto's S3 for the storage-based lock) and the options of `lock`."""
+    if lock == "storage":
+        base, storage_options = request.getfixturevalue("s3_bucket")
+        return Table(f"{base}/t", storage_options), storage_options, {"hoodie.write.lock.provider": STORAGE}
+    local = Table(str(tmp_path / "t"))
+    if lock == "dynamodb":
+        return local, None, request.getfixturevalue("dynamodb")
+    if lock == "zookeeper":
+        return local, None, zookeeper_options(request.getfixturevalue("zookeeper"))
+    return local, None, {"hoodie.write.lock.provider": FILE_SYSTEM if lock == "file" else IN_PROCESS}
+
+
+@pytest.mark.parametrize(("table_type", "lock", "kind"), [
+    ("COPY_ON_WRITE", "file", "processes"), ("MERGE_ON_READ", "file", "processes"),
+    ("MERGE_ON_READ", "in_process", "threads"),
+    pytest.param("MERGE_ON_READ", "storage", "processes", marks=pytest.mark.s3),
+    pytest.param("MERGE_ON_READ", "dynamodb", "processes", marks=pytest.mark.s3),
+    pytest.param("MERGE_ON_READ", "zookeeper", "processes", marks=pytest.mark.zookeeper)])
 def test_four_writers_and_a_table_service_end_every_round_with_the_serial_outcome(
-        tmp_path: Path, table_type: str, provider: str, kind: str) -> None:
-    """Four writers (processes under the file-system lock, threads under the in-process one) upsert and delete
-    overlapping and disjoint keys while a fifth compacts or clusters. Every write that failed failed with a
+        request: pytest.FixtureRequest, tmp_path: Path, table_type: str, lock: str, kind: str) -> None:
+    """Four writers (processes, or threads under the in-process lock) upsert and delete overlapping and disjoint
+    keys while a fifth compacts or clusters, under each lock provider. Every write that failed failed with a
     conflict (or was refused by a pending clustering) and its retry committed; after every round pyhudi and
     hudi-rs read exactly the committed writes applied in instant order, with no key twice."""
-    path = tmp_path / "t"
+    table, storage_options, lock_options = where(request, tmp_path, lock)
+    opts = many_writers_options(table_type, lock_options)
     rounds = 3
-    Table(str(path)).write(rows(SHARED + DOOMED, 0), options(table_type))
+    table.write(rows(SHARED + DOOMED, 0), options(table_type))
     if kind == "processes":
         context = multiprocessing.get_context("fork")
         report, barrier, stop, pause = context.Queue(), context.Barrier(5), context.Event(), context.Lock()
@@ -363,9 +386,9 @@ def test_four_writers_and_a_table_service_end_every_round_with_the_serial_outcom
     else:
         report, barrier, stop, pause = queue.Queue(), threading.Barrier(5), threading.Event(), threading.Lock()
         spawn = threading.Thread  # type: ignore[assignment]
-    writers = [spawn(target=_writer, args=(str(path), w, rounds, table_type, provider, barrier, report))
-               for w in range(4)]
-    service = spawn(target=_service, args=(str(path), table_type, provider, stop, pause, report))
+    at = (table.storage.base_url, storage_options)
+    writers = [spawn(target=_writer, args=(at, w, rounds, opts, barrier, report)) for w in range(4)]
+    service = spawn(target=_service, args=(at, table_type, opts, stop, pause, report))
     for worker in [*writers, service]:
         worker.start()
     done, retries, services = [], 0, 0
@@ -377,14 +400,14 @@ def test_four_writers_and_a_table_service_end_every_round_with_the_serial_outcom
             retries += kind_ == "retry"
             services += what if kind_ == "service" else 0
         with pause:
-            check_round(path, done)
+            check_round(table, storage_options, done)
         barrier.wait(timeout=60)
     stop.set()
     for worker in [*writers, service]:
         worker.join(120)
     assert len(done) == 4 * rounds * 2
     assert all(getattr(worker, "exitcode", 0) == 0 for worker in [*writers, service])
-    print(f"{table_type} {kind}: {len(done)} commits, {retries} retries, {services} service runs")
+    print(f"{table_type} {lock} {kind}: {len(done)} commits, {retries} retries, {services} service runs")
 
 
 # --- on S3: exclusive creation and Hudi 1.x's storage-based lock ------------------------------------------------
@@ -475,50 +498,6 @@ def test_on_s3_a_held_lease_is_renewed(s3_bucket: tuple[str, dict[str, Any]]) ->
     assert not renewed["expired"] and json.loads(storage.read_bytes(LEASE))["expired"]
 
 
-def _shared_keys_writer(url: str, storage_options: dict[str, Any] | None, opts: dict[str, str], writer: int,
-                        rounds: int, report: Any) -> None:
-    """Child process: each round upserts the writer's new key and two shared keys, retried after a conflict."""
-    for round_ in range(1, rounds + 1):
-        data = rows([f"w{writer}-{round_}", *SHARED[:2]], round_ * 10 + writer)
-        while True:
-            try:
-                report.put((Table(url, storage_options).write(data, opts), data.to_pylist()))
-                break
-            except HoodieCommitConflictError:
-                time.sleep(0.02)
-
-
-def three_writers_end_serially(url: str, storage_options: dict[str, Any] | None, opts: dict[str, str]) -> None:
-    """Three processes of _shared_keys_writer: the table (pyhudi's read and hudi-rs's) is the committed writes
-    applied in instant order."""
-    Table(url, storage_options).write(rows(SHARED, 0), opts)
-    context = multiprocessing.get_context("fork")
-    report = context.Queue()
-    writers = [context.Process(target=_shared_keys_writer, args=(url, storage_options, opts, w, 3, report))
-               for w in range(3)]
-    for writer in writers:
-        writer.start()
-    done = [report.get(timeout=300) for _ in range(9)]
-    for writer in writers:
-        writer.join(60)
-        assert writer.exitcode == 0
-    expected = {k: f"{k}@0" for k in SHARED}
-    for _, records in sorted(done):
-        expected.update({r["id"]: r["v"] for r in records})
-    assert s3_values(url, storage_options) == expected
-    theirs = hudi_rs_read(url, storage_options)
-    assert dict(zip(theirs["id"].to_pylist(), theirs["v"].to_pylist(), strict=True)) == expected
-
-
-@pytest.mark.s3
-def test_on_s3_three_processes_under_the_storage_lock_end_with_the_serial_outcome(
-        s3_bucket: tuple[str, dict[str, Any]]) -> None:
-    base, storage_options = s3_bucket
-    three_writers_end_serially(f"{base}/t", storage_options, options(
-        "MERGE_ON_READ", STORAGE, **{"hoodie.write.lock.wait_time_ms_between_retry": "20",
-                                     "hoodie.write.lock.client.wait_time_ms_between_retry": "20"}))
-
-
 # --- DynamoDB (served by moto) ------------------------------------------------------------------------------------
 
 DYNAMODB = "org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider"
@@ -589,13 +568,6 @@ def test_a_renewed_dynamodb_lock_fails_the_commit_and_a_dead_holders_is_taken_ov
     assert snapshot(path) == {"a": "a@3"} and lock_items(dynamodb) == []
 
 
-def test_three_processes_under_the_dynamodb_lock_end_with_the_serial_outcome(tmp_path: Path,
-                                                                             dynamodb: dict[str, str]) -> None:
-    three_writers_end_serially(str(tmp_path / "t"), None, {
-        **options("MERGE_ON_READ", **{"hoodie.write.lock.client.wait_time_ms_between_retry": "20",
-                                      "hoodie.write.lock.wait_time_ms_between_retry": "20"}), **dynamodb})
-
-
 # --- ZooKeeper (a real server, Debian's package) --------------------------------------------------------------------
 
 ZOOKEEPER = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"
@@ -645,10 +617,3 @@ def test_a_curator_contender_holds_the_zookeeper_lock_against_pyhudi(tmp_path: P
     finally:
         client.stop()
     assert snapshot(path) == {"a": "a@3"}
-
-
-def test_three_processes_under_the_zookeeper_lock_end_with_the_serial_outcome(tmp_path: Path, zookeeper: str) -> None:
-    three_writers_end_serially(str(tmp_path / "t"), None, {
-        **options("MERGE_ON_READ", **{"hoodie.write.lock.client.wait_time_ms_between_retry": "20",
-                                      "hoodie.write.lock.wait_time_ms_between_retry": "20"}),
-        **zookeeper_options(zookeeper)})
