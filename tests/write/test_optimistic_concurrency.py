@@ -326,22 +326,23 @@ def _service(at: tuple[str, dict[str, Any] | None], table_type: str, opts: dict[
         time.sleep(1.5)
 
 
-def model(done: list[tuple[str, str, list[dict[str, Any]]]]) -> dict[str, str]:
+def model(done: list[tuple[str, str, list[dict[str, Any]]]], event_time: bool) -> dict[str, str]:
     """The table the committed writes make applied in instant order (every write touches the shared file
-    group, so committed writes were serialized)."""
-    table = {k: f"{k}@0" for k in SHARED + DOOMED}
+    group, so committed writes were serialized); under event-time ordering (version 9's merge mode) an upsert with
+    a lower ordering value than the stored record's leaves it."""
+    table = {k: (f"{k}@0", 0) for k in SHARED + DOOMED}
     for _, what, records in sorted(done):
         for record in records:
-            if what == "upsert":
-                table[record["id"]] = record["v"]
-            else:
+            if what == "delete":
                 table.pop(record["id"], None)
-    return table
+            elif not event_time or record["ts"] >= table.get(record["id"], ("", -1))[1]:
+                table[record["id"]] = (record["v"], record["ts"])
+    return {k: value for k, (value, _) in table.items()}
 
 
 def check_round(table: Table, storage_options: dict[str, Any] | None,
                 done: list[tuple[str, str, list[dict[str, Any]]]]) -> None:
-    expected = model(done)
+    expected = model(done, table.hoodie_table().props.version >= 9)
     data = table.read(columns=["id", "v"])
     assert pc.count_distinct(data["id"]).as_py() == data.num_rows
     assert dict(zip(data["id"].to_pylist(), data["v"].to_pylist(), strict=True)) == expected
@@ -351,7 +352,8 @@ def check_round(table: Table, storage_options: dict[str, Any] | None,
 
 def where(request: pytest.FixtureRequest, tmp_path: Path, lock: str) -> tuple[Table, dict[str, Any] | None,
                                                                                dict[str, str]]:
-    """The table (local, or on moto's S3 for the storage-based lock) and the options of `lock`."""
+    """The table (local, or on moto's S3 for the storage-based lock) and the options of `lock` (with
+    file_v9_metadata, a version 9 table with its metadata table, kept in step by every commit under the lock)."""
     if lock == "storage":
         base, storage_options = request.getfixturevalue("s3_bucket")
         return Table(f"{base}/t", storage_options), storage_options, {"hoodie.write.lock.provider": STORAGE}
@@ -360,12 +362,15 @@ def where(request: pytest.FixtureRequest, tmp_path: Path, lock: str) -> tuple[Ta
         return local, None, request.getfixturevalue("dynamodb")
     if lock == "zookeeper":
         return local, None, zookeeper_options(request.getfixturevalue("zookeeper"))
+    if lock == "file_v9_metadata":
+        return local, None, {"hoodie.write.lock.provider": FILE_SYSTEM, "hoodie.write.table.version": "9",
+                             "hoodie.metadata.enable": "true"}
     return local, None, {"hoodie.write.lock.provider": FILE_SYSTEM if lock == "file" else IN_PROCESS}
 
 
 @pytest.mark.parametrize(("table_type", "lock", "kind"), [
     ("COPY_ON_WRITE", "file", "processes"), ("MERGE_ON_READ", "file", "processes"),
-    ("MERGE_ON_READ", "in_process", "threads"),
+    ("MERGE_ON_READ", "in_process", "threads"), ("MERGE_ON_READ", "file_v9_metadata", "processes"),
     pytest.param("MERGE_ON_READ", "storage", "processes", marks=pytest.mark.s3),
     pytest.param("MERGE_ON_READ", "dynamodb", "processes", marks=pytest.mark.s3),
     pytest.param("MERGE_ON_READ", "zookeeper", "processes", marks=pytest.mark.zookeeper)])
@@ -378,7 +383,7 @@ def test_four_writers_and_a_table_service_end_every_round_with_the_serial_outcom
     table, storage_options, lock_options = where(request, tmp_path, lock)
     opts = many_writers_options(table_type, lock_options)
     rounds = 3
-    table.write(rows(SHARED + DOOMED, 0), options(table_type))
+    table.write(rows(SHARED + DOOMED, 0), {**options(table_type), **lock_options})
     if kind == "processes":
         context = multiprocessing.get_context("fork")
         report, barrier, stop, pause = context.Queue(), context.Barrier(5), context.Event(), context.Lock()
@@ -407,6 +412,8 @@ def test_four_writers_and_a_table_service_end_every_round_with_the_serial_outcom
         worker.join(120)
     assert len(done) == 4 * rounds * 2
     assert all(getattr(worker, "exitcode", 0) == 0 for worker in [*writers, service])
+    if lock == "file_v9_metadata":
+        assert table.validate_metadata() == []
     print(f"{table_type} {lock} {kind}: {len(done)} commits, {retries} retries, {services} service runs")
 
 
