@@ -242,7 +242,8 @@ class Storage:
         path = self.full(rel)
         _count(self.base_url, "write")
         if self.conditional_writes:
-            self.fs.pipe_file(path, data, mode="create")
+            if self._put_if(path, data, None) is None:
+                raise FileExistsError(path)
             return
         if not self.is_local:
             _count(self.base_url, "exists")
@@ -321,7 +322,11 @@ class Storage:
         """Write a file only if it is still at `version` (None: only if absent): its new version, or None when
         another writer changed (or created) it first. Only where `conditional_writes`."""
         _count(self.base_url, "write")
-        bucket, key, _ = self.fs.split_path(self.full(rel))
+        return self._put_if(self.full(rel), data, version)
+
+    def _put_if(self, path: str, data: bytes, version: str | None) -> str | None:
+        """One conditional PUT (see write_versioned): the new ETag, or None when the condition failed."""
+        bucket, key, _ = self.fs.split_path(path)
         condition = {"IfNoneMatch": "*"} if version is None else {"IfMatch": version}
         try:
             response = self.fs.call_s3("put_object", Bucket=bucket, Key=key, Body=data, **condition)

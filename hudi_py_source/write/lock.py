@@ -105,8 +105,8 @@ class LockSettings:
 
     @classmethod
     def of(cls, cfg: HoodieConfig) -> LockSettings:
-        """The write's lock settings; optimistic concurrency control without a provider is refused (Hudi's
-        default provider is ZooKeeper's, which pyhudi does not run)."""
+        """The write's lock settings; optimistic concurrency control without a provider is refused: Hudi's default
+        provider is ZooKeeper's, which cannot run without its servers named, so pyhudi asks for a provider by name."""
         if cfg.get(WRITE_CONCURRENCY_MODE) != OPTIMISTIC:
             return SINGLE_WRITER
         provider = cfg.get(LOCK_PROVIDER)

@@ -63,7 +63,7 @@ class ZookeeperLock:
         lock_key = settings.lock_key or TableProperties.load(storage).name
         self.path = f"{str(settings.base_path).rstrip('/')}/{lock_key}"
         self.name = f"ZooKeeper lock {self.path} at {settings.hosts()}"
-        self.client = client_class(hosts=settings.hosts(), timeout=settings.connection_timeout_s)
+        self.client = client_class(hosts=settings.hosts(), timeout=settings.session_timeout_s)
         self.client.start(timeout=settings.connection_timeout_s)
         self.client.ensure_path(self.path)
         curator_compatible = type("CuratorCompatibleLock", (lock_class,),
