@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from kazoo.client import KazooClient
+from kazoo.handlers.threading import KazooTimeoutError
 
 # The helpers in tests/support/ assert like test code: pytest rewrites their asserts to show the values.
 pytest.register_assert_rewrite("support")
@@ -154,13 +156,20 @@ def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def _wait_for_port(port: int, seconds: float, log: Path) -> None:
+    """Until the server answers a session (listening alone is not enough: a JVM still starting accepts and stays
+    silent, and a client with a long session timeout then waits out its whole read timeout)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise RuntimeError(f"ZooKeeper did not listen on port {port} within {seconds} s; its log ends: "
+        client = KazooClient(hosts=f"127.0.0.1:{port}", timeout=3)
+        try:
+            client.start(timeout=3)
+            client.stop()
+            return
+        except KazooTimeoutError:
+            time.sleep(0.2)
+        finally:
+            client.close()
+    raise RuntimeError(f"ZooKeeper did not answer on port {port} within {seconds} s; its log ends: "
                        f"{log.read_text()[-2000:]}")
 
 

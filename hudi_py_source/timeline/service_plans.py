@@ -64,8 +64,12 @@ def pending_clustering_file_groups(timeline: ActiveTimeline) -> dict[FileGroupId
     two services would each write the group's next base file."""
     out: dict[FileGroupId, str] = {}
     for instant in timeline.pending():
-        plan = timeline.clustering_plan(instant) or {}
-        for group in plan.get("inputGroups") or []:
-            out.update((FileGroupId(s.get("partitionPath") or "", s["fileId"]), instant.timestamp)
-                       for s in group.get("slices") or [])
+        out.update((group, instant.timestamp) for group in clustering_file_groups(timeline, instant))
     return out
+
+
+def clustering_file_groups(timeline: ActiveTimeline, instant: Instant) -> list[FileGroupId]:
+    """The file groups the clustering plan of `instant` rewrites (none when it holds no clustering plan)."""
+    plan = timeline.clustering_plan(instant) or {}
+    return [FileGroupId(s.get("partitionPath") or "", s["fileId"])
+            for group in plan.get("inputGroups") or [] for s in group.get("slices") or []]

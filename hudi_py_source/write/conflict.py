@@ -20,7 +20,7 @@ from ..table.file_group_id import FileGroupId
 from ..timeline.active import ActiveTimeline
 from ..timeline.commit_metadata import CommitMetadata, WriteStat
 from ..timeline.instant import COMPLETED, Instant
-from ..timeline.service_plans import compaction_operations
+from ..timeline.service_plans import clustering_file_groups, compaction_operations
 
 WRITE_COMMITS = ("commit", "deltacommit", "replacecommit")
 Touched = frozenset[FileGroupId]
@@ -49,9 +49,7 @@ def touched_by(timeline: ActiveTimeline, instant: Instant) -> Touched:
         return touched_by_stats(stats, metadata.partition_to_replace_file_ids)
     if instant.action in ("compaction", "logcompaction"):
         return frozenset(FileGroupId(op.partition_path, op.file_id) for op in compaction_operations(timeline, instant))
-    plan = timeline.clustering_plan(instant) or {}
-    return frozenset(FileGroupId(s.get("partitionPath") or "", s["fileId"])
-                     for group in plan.get("inputGroups") or [] for s in group.get("slices") or [])
+    return frozenset(clustering_file_groups(timeline, instant))
 
 
 def candidates(now: ActiveTimeline, started_from: ActiveTimeline, own: str) -> list[Instant]:
