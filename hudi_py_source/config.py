@@ -434,14 +434,15 @@ HEARTBEAT_TOLERABLE_MISSES = define(
     "hoodie.client.heartbeat.tolerable.misses", 2, int,
     "Beats a writer may miss before others take its pending instant for a failed write.", validate=_positive)
 OPTIMISTIC = "OPTIMISTIC_CONCURRENCY_CONTROL"
+NON_BLOCKING = "NON_BLOCKING_CONCURRENCY_CONTROL"
 WRITE_CONCURRENCY_MODE = define(
     "hoodie.write.concurrency.mode", "SINGLE_WRITER", str,
-    "How concurrent writers are kept apart: one at a time (a second live writer is refused), or optimistic "
+    "How concurrent writers are kept apart: one at a time (a second live writer is refused), optimistic "
     "concurrency control (writers run together; each commits under the table lock, after checking that no write "
-    "that completed meanwhile touched its file groups).",
-    choices=("SINGLE_WRITER", OPTIMISTIC, "NON_BLOCKING_CONCURRENCY_CONTROL"),
-    supported=("SINGLE_WRITER", OPTIMISTIC),
-    unsupported="pyhudi runs one writer at a time or optimistic concurrency control")
+    "that completed meanwhile touched its file groups), or non-blocking concurrency control (Hudi 1.x, table "
+    "version 8+, merge-on-read with the simple bucket index: writers append log files to the same file groups "
+    "and all commit; readers and compaction merge their records by the ordering field).",
+    choices=("SINGLE_WRITER", OPTIMISTIC, NON_BLOCKING))
 LOCK_KEY_PREFIX = "hoodie.write.lock."
 IN_PROCESS_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
 FILE_SYSTEM_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"

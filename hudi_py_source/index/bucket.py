@@ -52,6 +52,12 @@ def bucket_id_of_file(file_id: str) -> int:
         raise HoodieKeyError(f"file id {file_id!r} does not start with an 8-digit bucket id") from None
 
 
+def fixed_bucket_file_id(bucket_id: int) -> str:
+    """The one file id of a bucket under non-blocking concurrency control (Hudi's ``newBucketFileIdForNBCC``):
+    concurrent writers creating the same bucket must name the same file group."""
+    return bucket_file_id_prefix(bucket_id) + "-0000-0000-0000-000000000000-0"
+
+
 def new_bucket_file_id(bucket_id: int) -> str:
     """A fresh file id for a bucket: random UUID whose first 8 characters are the bucket id, plus ``-0``."""
     return bucket_file_id_prefix(bucket_id) + str(uuid.uuid4())[8:] + "-0"

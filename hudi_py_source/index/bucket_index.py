@@ -4,7 +4,8 @@ A record's bucket is a hash of its key fields mod `hoodie.bucket.index.num.bucke
 partition is one file group whose id starts with the bucket number (`%08d`). Tagging reads no file: a
 record goes to its bucket's existing file group, or creates it. Since Spark tasks of one write cannot talk
 to each other, the id of a bucket's new file group is derived from (instant, partition, bucket), so every
-task that writes into the same new bucket names the same file group.
+task that writes into the same new bucket names the same file group. Under non-blocking concurrency control
+the id is the bucket's fixed one, so that concurrent writers, too, name the same file group.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from ..config import (
     BUCKET_HASH_FIELD,
     BUCKET_NUM_BUCKETS,
     INDEX_TYPE,
+    NON_BLOCKING,
     RECORDKEY_FIELD,
+    WRITE_CONCURRENCY_MODE,
     HoodieConfig,
     list_fields,
 )
 from ..errors import HoodieConfigError, HoodieTableError
-from .bucket import bucket_file_id_prefix, bucket_id_of_file, bucket_ids
+from .bucket import bucket_file_id_prefix, bucket_id_of_file, bucket_ids, fixed_bucket_file_id
 from .locations import (
     CandidateFile,
     IndexStats,
@@ -60,7 +63,8 @@ def tag_bucket(keys: pa.Array, partition_paths: pa.Array, candidates: list[Candi
         file_id=file_ids,
         location_partition=locations,
         stats=IndexStats(files_considered=touched),
-        new_bucket_file_ids=bucket_file_ids(partition_paths, buckets, file_ids, instant_time),
+        new_bucket_file_ids=bucket_file_ids(partition_paths, buckets, file_ids, instant_time,
+                                            fixed=config.get(WRITE_CONCURRENCY_MODE) == NON_BLOCKING),
         bucket_ids=buckets,
     )
 
@@ -98,11 +102,12 @@ def _existing_bucket_files(record_codes: np.ndarray, buckets: np.ndarray, candid
 
 
 def bucket_file_ids(partition_paths: pa.Array, bucket_ids: np.ndarray, existing: pa.Array,
-                    instant_seed: str) -> pa.Array:
+                    instant_seed: str, fixed: bool = False) -> pa.Array:
     """The new file id per record whose bucket has no file group (`existing` null), else null.
 
     Hudi names a bucket's file group `%08d` bucket + the rest of a random UUID + `-0`; here the UUID is a
-    uuid5 of (instant, partition, bucket), equal in every task of the write and new in every write.
+    uuid5 of (instant, partition, bucket), equal in every task of the write and new in every write. `fixed`:
+    the bucket's fixed id (non-blocking concurrency control).
     """
     partition_paths = partition_paths.cast(pa.string())
     new = pc.is_null(existing).to_numpy(zero_copy_only=False)
@@ -114,8 +119,9 @@ def bucket_file_ids(partition_paths: pa.Array, bucket_ids: np.ndarray, existing:
             bucket_ids[rows].astype(np.int64)
         unique_slots, inverse = np.unique(slots, return_inverse=True)
         names = encoded.dictionary.to_pylist()
-        ids = np.array([_new_file_id(instant_seed, names[int(s >> 32)], int(s & 0xFFFFFFFF)) for s in unique_slots],
-                       dtype=object)
+        ids = np.array([fixed_bucket_file_id(int(s & 0xFFFFFFFF)) if fixed
+                        else _new_file_id(instant_seed, names[int(s >> 32)], int(s & 0xFFFFFFFF))
+                        for s in unique_slots], dtype=object)
         out[rows] = ids[inverse]
     return pa.array(out, pa.string())
 

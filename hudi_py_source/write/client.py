@@ -56,6 +56,7 @@ from ..table.properties_v8 import PAYLOAD_OF_MODE, for_new_table_v8, merge_mode,
 from ..table.table_version import upgrade_asked, version_to_write
 from ..timeline import avro_models
 from ..timeline.instant import INFLIGHT, Instant
+from . import non_blocking
 from .commit import Commit, ConflictCheck
 from .conflict import by_bucket, resolve
 from .heartbeat import HeartbeatSettings, acting_as, refuse_live_writers, stop_heartbeat
@@ -347,6 +348,9 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
         table = _upgraded(table, options)
         cfg = HoodieConfig(effective_options(table.props, options))
         version = version_to_write(cfg, table.props)
+    if LockSettings.of(cfg).non_blocking:
+        non_blocking.refuse_unsupported(cfg, version, table.props.table_type if table else cfg.get(TABLE_TYPE),
+                                        operation)
     table_schema = table.schema() if table else None
     if operation in ("delete", "delete_partition") and table_schema is not None:
         schema = table_schema
@@ -385,7 +389,7 @@ def _prepared(table: HoodieTable, cfg: HoodieConfig) -> HoodieTable:
     it for them), and a pending compaction or clustering is no interrupted inline run but maybe another process's:
     the write's own inline services run them after its commit."""
     heartbeat, locks = HeartbeatSettings.of(cfg), LockSettings.of(cfg)
-    if not locks.optimistic:
+    if not locks.multi_writer:
         refuse_live_writers(table.storage, table.timeline, heartbeat, None)
         table = rollback_failed_writes(prepare_metadata_table(table, cfg, "a write"), heartbeat,
                                        live_writers_refused=True)
@@ -424,7 +428,7 @@ def _open_instant(table: HoodieTable, job: WriteJob) -> str:
         plan = _requested_replace(table.props.layout_version, job.operation.upper())
     heartbeat, locks = HeartbeatSettings.of(job.config), LockSettings.of(job.config)
     commit = Commit.start(table, job.action, job.operation.upper(), plan, heartbeat, locks)
-    if locks.optimistic:
+    if locks.multi_writer:
         return commit.instant_time
     try:
         refuse_live_writers(table.storage, table.timeline.reload(), heartbeat, commit.instant_time)
@@ -503,11 +507,13 @@ def _commit_of(job: WriteJob) -> Commit:
 
 def _conflict_check(job: WriteJob) -> ConflictCheck:
     """Optimistic concurrency control's check of a write (write/conflict.py): against what completed since the
-    timeline the write started from, and what was planned after its instant."""
+    timeline the write started from, and what was planned after its instant. The log appends of non-blocking
+    concurrency control are checked against replaced file groups only (write/non_blocking.py)."""
     buckets = by_bucket(job.config)
+    appends = LockSettings.of(job.config).non_blocking and not non_blocking.checks_conflicts(job.operation)
 
     def check(table: HoodieTable, touched: frozenset[FileGroupId]) -> None:
-        resolve(table.timeline, job.table.timeline, job.instant_time, touched, buckets)
+        resolve(table.timeline, job.table.timeline, job.instant_time, touched, buckets, replaces_only=appends)
     return check
 
 

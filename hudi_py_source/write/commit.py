@@ -40,6 +40,7 @@ from ..storage import Storage
 from ..table.file_group_id import FileGroupId
 from ..table.file_names import parse_base_file_name, parse_log_file_name
 from ..table.hoodie_table import HoodieTable
+from ..timeline.active import ActiveTimeline
 from ..timeline.commit_metadata import CommitMetadata, WriteStat
 from ..timeline.instant import INFLIGHT, REQUESTED, Instant
 from .conflict import touched_by_stats
@@ -86,12 +87,20 @@ class Commit:
     def start(cls, table: HoodieTable, action: str, operation_type: str, plan: bytes = b"",
               heartbeat: HeartbeatSettings = DEFAULT_SETTINGS, locks: LockSettings = SINGLE_WRITER) -> Commit:
         """A new instant, its heartbeat beating before it is requested (with `plan`) and inflight (with the
-        operation Hudi records there). Under optimistic concurrency control another writer that took the same
-        instant time makes this one take the next."""
+        operation Hudi records there). When many writers run together the time is issued and requested under the
+        table lock, after every time on the timeline as it is then, so instants order as they happened whatever
+        the writers' clocks (as Hudi 1.x issues its times under the lock); another writer that took the same time
+        without the lock (its heartbeat exists) makes this one take the next."""
         timeline = table.timeline
-        instant_time = _new_instant(table, heartbeat, locks)
+        with table_lock(table.storage, locks, f"a new {action} instant"):
+            issuer = timeline.reload() if locks.multi_writer else timeline
+            instant_time = _new_instant(issuer, table.storage, heartbeat, locks)
+            try:
+                requested = timeline.create_requested(instant_time, action, plan)
+            except BaseException:
+                stop_heartbeat(table.storage, instant_time)
+                raise
         try:
-            requested = timeline.create_requested(instant_time, action, plan)
             profile = CommitMetadata({}, False, {}, operation_type, None)
             inflight = timeline.transition_to_inflight(requested, profile.to_bytes(timeline.layout_version))
         except BaseException:
@@ -111,7 +120,7 @@ class Commit:
             LOG.info("rolling back the failed attempt of %s %s before running it again", planned.action,
                      planned.timestamp)
             with table_lock(table.storage, locks, f"rolling back {planned.action} {planned.timestamp}"):
-                rollback_instant(table.reload() if locks.optimistic else table, planned, keep_requested=True)
+                rollback_instant(table.reload() if locks.multi_writer else table, planned, keep_requested=True)
             table = table.reload()
             planned = Instant(planned.timestamp, planned.action, REQUESTED)
         start_heartbeat(table.storage, planned.timestamp, heartbeat, new_instant=False)
@@ -153,7 +162,7 @@ class Commit:
         instant rolled back first."""
         reported = list(stats)
         with table_lock(self.storage, self.locks, f"commit of {self.instant.action} {self.instant_time}"):
-            if self.locks.optimistic:
+            if self.locks.multi_writer:
                 self._check_conflicts(conflicts, reported, replaced)
             return self._publish(reported, extra_metadata, replaced, metadata_compact_every, heartbeat,
                                  keep_heartbeat)
@@ -193,21 +202,22 @@ class Commit:
         return metadata
 
 
-def _new_instant(table: HoodieTable, heartbeat: HeartbeatSettings, locks: LockSettings) -> str:
+def _new_instant(timeline: ActiveTimeline, storage: Storage, heartbeat: HeartbeatSettings,
+                 locks: LockSettings) -> str:
     """A new instant time, its heartbeat's first beat taken. Two writers may take the same millisecond: one
-    writer at a time, the second is refused; under optimistic concurrency control it takes a later time."""
+    writer at a time, the second is refused; when many writers run together it takes a later time."""
     for _ in range(_INSTANT_TIME_ATTEMPTS):
-        instant_time = table.timeline.new_instant_time(table.props.timeline_timezone)
+        instant_time = timeline.new_instant_time(timeline.timezone)
         try:
-            start_heartbeat(table.storage, instant_time, heartbeat, new_instant=True)
+            start_heartbeat(storage, instant_time, heartbeat, new_instant=True)
         except HoodieConcurrentWriterError:
-            if not locks.optimistic:
+            if not locks.multi_writer:
                 raise
             time.sleep(0.002)
             continue
         return instant_time
     raise HoodieConcurrentWriterError(
-        f"{table.storage.base_url}: {_INSTANT_TIME_ATTEMPTS} instant times in a row were taken by other writers",
+        f"{storage.base_url}: {_INSTANT_TIME_ATTEMPTS} instant times in a row were taken by other writers",
         instant=None, other=None)
 
 

@@ -81,9 +81,14 @@ def _compaction_before(timeline: ActiveTimeline, other: Instant, own: str) -> bo
     return metadata.compacted
 
 
-def resolve(now: ActiveTimeline, started_from: ActiveTimeline, own: str, mine: Touched, buckets: bool) -> None:
-    """Raise HoodieCommitConflictError for the first candidate that touched what this write touches."""
+def resolve(now: ActiveTimeline, started_from: ActiveTimeline, own: str, mine: Touched, buckets: bool,
+            replaces_only: bool = False) -> None:
+    """Raise HoodieCommitConflictError for the first candidate that touched what this write touches;
+    `replaces_only`: only completed replacecommits are candidates (the log appends of non-blocking concurrency
+    control conflict with nothing else, but a file group replaced meanwhile would take their logs with it)."""
     for other in candidates(now, started_from, own):
+        if replaces_only and (other.action != "replacecommit" or other.state != COMPLETED):
+            continue
         if _compaction_before(now, other, own):
             continue
         shared = overlap(mine, touched_by(now, other), buckets)

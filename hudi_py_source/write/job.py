@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..config import INDEX_TYPE, PAYLOAD_CLASS, PRECOMBINE_FIELD, HoodieConfig
+from ..config import INDEX_TYPE, NON_BLOCKING, PAYLOAD_CLASS, PRECOMBINE_FIELD, WRITE_CONCURRENCY_MODE, HoodieConfig
 from ..merge.payload import payload_rules
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable
@@ -71,6 +71,13 @@ class WriteJob:
         if self.operation in MERGE_OPERATIONS:
             return True
         return self.operation == "bulk_insert" and self.config.get(INDEX_TYPE) == "BUCKET"
+
+    @property
+    def appends_only(self) -> bool:
+        """Non-blocking concurrency control: every record goes to a log file, a new bucket's first ones too, so
+        concurrent writers never write the same file; bulk_insert alone writes new buckets' base files, as in
+        Hudi (its commit is then checked for conflicts)."""
+        return self.config.get(WRITE_CONCURRENCY_MODE) == NON_BLOCKING and self.operation != "bulk_insert"
 
     @functools.cached_property
     def config(self) -> HoodieConfig:

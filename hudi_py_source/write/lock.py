@@ -1,4 +1,5 @@
-"""The table lock of optimistic concurrency control (hoodie.write.concurrency.mode=optimistic_concurrency_control).
+"""The table lock of concurrency control between writers (hoodie.write.concurrency.mode=optimistic_concurrency_control
+or non_blocking_concurrency_control).
 
 Writers run together and take the lock only to change the timeline: to commit (write/conflict.py checks the
 commit against what completed meanwhile, then the metadata table and the timeline are written), to roll back a
@@ -70,6 +71,7 @@ from ..config import (
     LOCK_ZK_PORT,
     LOCK_ZK_SESSION_TIMEOUT_MS,
     LOCK_ZK_URL,
+    NON_BLOCKING,
     OPTIMISTIC,
     STORAGE_LOCK_PROVIDER,
     WRITE_CONCURRENCY_MODE,
@@ -87,7 +89,9 @@ LOCK_FILE = "lock"
 
 @dataclass(frozen=True)
 class LockSettings:
-    """How a writer takes the table lock; `provider` None in single-writer mode (no lock)."""
+    """How a writer takes the table lock; `provider` None in single-writer mode (no lock). `non_blocking`: the
+    writers of non-blocking concurrency control, which take the lock to order their instants and commits but check
+    no conflicts between their log appends (write/non_blocking.py)."""
 
     provider: str | None
     wait_s: float = 60.0
@@ -102,17 +106,20 @@ class LockSettings:
     storage_heartbeat_s: float = 30.0
     dynamodb: DynamoDBSettings | None = None
     zookeeper: ZookeeperSettings | None = None
+    non_blocking: bool = False
 
     @classmethod
     def of(cls, cfg: HoodieConfig) -> LockSettings:
-        """The write's lock settings; optimistic concurrency control without a provider is refused: Hudi's default
-        provider is ZooKeeper's, which cannot run without its servers named, so pyhudi asks for a provider by name."""
-        if cfg.get(WRITE_CONCURRENCY_MODE) != OPTIMISTIC:
+        """The write's lock settings; concurrency control of many writers without a provider is refused: Hudi's
+        default provider is ZooKeeper's, which cannot run without its servers named, so pyhudi asks for a provider by
+        name."""
+        mode = cfg.get(WRITE_CONCURRENCY_MODE)
+        if mode not in (OPTIMISTIC, NON_BLOCKING):
             return SINGLE_WRITER
         provider = cfg.get(LOCK_PROVIDER)
         if provider is None:
             raise HoodieConfigError(
-                f"{WRITE_CONCURRENCY_MODE.key}=optimistic_concurrency_control needs {LOCK_PROVIDER.key}: "
+                f"{WRITE_CONCURRENCY_MODE.key}={mode.lower()} needs {LOCK_PROVIDER.key}: "
                 f"{IN_PROCESS_LOCK_PROVIDER} for writers in one process, {FILE_SYSTEM_LOCK_PROVIDER} for writers "
                 f"in many, {STORAGE_LOCK_PROVIDER} on S3, {DYNAMODB_LOCK_PROVIDER} with DynamoDB, "
                 f"{ZOOKEEPER_LOCK_PROVIDER} with ZooKeeper",
@@ -125,10 +132,12 @@ class LockSettings:
         return cls(provider, cfg.get(LOCK_WAIT_MS) / 1000, cfg.get(LOCK_RETRIES), cfg.get(LOCK_RETRY_WAIT_MS) / 1000,
                    cfg.get(LOCK_RETRY_MAX_WAIT_MS) / 1000, cfg.get(LOCK_CLIENT_RETRIES),
                    cfg.get(LOCK_CLIENT_RETRY_WAIT_MS) / 1000, cfg.get(LOCK_FILESYSTEM_PATH),
-                   cfg.get(LOCK_FILESYSTEM_EXPIRE) * 60.0, validity, poll, _dynamodb(cfg), _zookeeper(cfg))
+                   cfg.get(LOCK_FILESYSTEM_EXPIRE) * 60.0, validity, poll, _dynamodb(cfg), _zookeeper(cfg),
+                   mode == NON_BLOCKING)
 
     @property
-    def optimistic(self) -> bool:
+    def multi_writer(self) -> bool:
+        """Writers run together (optimistic or non-blocking concurrency control), meeting under the table lock."""
         return self.provider is not None
 
 
@@ -327,7 +336,7 @@ _HELD: ContextVar[frozenset[str]] = ContextVar("pyhudi_locks_held", default=froz
 def table_lock(storage: Storage, settings: LockSettings, purpose: str) -> Iterator[None]:
     """Hold the table lock for `purpose` (said in messages) under optimistic concurrency control; nothing in
     single-writer mode or when this thread holds it already."""
-    if not settings.optimistic or storage.base_url in _HELD.get():
+    if not settings.multi_writer or storage.base_url in _HELD.get():
         yield
         return
     provider = provider_of(storage, settings)

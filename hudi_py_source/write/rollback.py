@@ -14,7 +14,7 @@ from __future__ import annotations
 import posixpath
 import time
 
-from ..config import FAILED_WRITES_POLICY, OPTIMISTIC, WRITE_CONCURRENCY_MODE, HoodieConfig
+from ..config import FAILED_WRITES_POLICY, NON_BLOCKING, OPTIMISTIC, WRITE_CONCURRENCY_MODE, HoodieConfig
 from ..errors import HoodieTableError, HoodieTimelineError
 from ..table.file_names import parse_base_file_name
 from ..table.hoodie_table import HoodieTable
@@ -132,11 +132,11 @@ def failed_write_candidates(table: HoodieTable) -> list[Instant]:
 
 
 def failed_writes_policy(cfg: HoodieConfig) -> str:
-    """hoodie.cleaner.policy.failed.writes as given, else LAZY under optimistic concurrency control and EAGER with
-    one writer: Hudi's default for each."""
+    """hoodie.cleaner.policy.failed.writes as given, else LAZY when many writers run together (optimistic or
+    non-blocking concurrency control) and EAGER with one writer: Hudi's default for each."""
     if cfg.is_set(FAILED_WRITES_POLICY):
         return cfg.get(FAILED_WRITES_POLICY)
-    return "LAZY" if cfg.get(WRITE_CONCURRENCY_MODE) == OPTIMISTIC else "EAGER"
+    return "LAZY" if cfg.get(WRITE_CONCURRENCY_MODE) in (OPTIMISTIC, NON_BLOCKING) else "EAGER"
 
 
 def rollback_failed_writes(table: HoodieTable, heartbeat: HeartbeatSettings = DEFAULT_SETTINGS,
@@ -149,7 +149,7 @@ def rollback_failed_writes(table: HoodieTable, heartbeat: HeartbeatSettings = DE
     live writer may be about to publish one). Returns the table as it is after: `table` itself when nothing was
     rolled back, else reloaded."""
     refuse_pending_restore(table)
-    if not locks.optimistic:
+    if not locks.multi_writer:
         if not live_writers_refused:
             refuse_live_writers(table.storage, table.timeline, heartbeat, None)
         _delete_leftovers(table, None)

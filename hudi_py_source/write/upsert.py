@@ -246,9 +246,11 @@ def _small_file_groups(job: WriteJob, table: HoodieTable, partitions: list[str])
 def _target(job: WriteJob, partition: str, file_id: str, found: FileSlice | None,
             takes_inserts: set[FileGroupId], compacting: dict[FileGroupId, str]) -> Target:
     """On merge-on-read, a file group under a pending compaction takes its log records in the slice the
-    compaction opened (logs named after the compaction instant), never in the slice being compacted."""
+    compaction opened (logs named after the compaction instant), never in the slice being compacted. Under
+    non-blocking concurrency control every file group takes log records, a new one too."""
     base = found.base_file if found is not None else None
-    appends = (job.merge_on_read and found is not None and (partition, file_id) not in takes_inserts)
+    appends = job.merge_on_read and (
+        job.appends_only or (found is not None and (partition, file_id) not in takes_inserts))
     base_instant = found.base_instant if found else None
     group = FileGroupId(partition, file_id)
     if appends and group in compacting:
