@@ -41,7 +41,7 @@ from ..config import (
     HoodieConfig,
     list_fields,
 )
-from ..errors import HoodieConfigError, HoodieTableError
+from ..errors import HoodieCommitConflictError, HoodieConfigError, HoodieTableError
 from ..io.avro_schema import arrow_to_avro, create_schema_json, stored_schema, to_json
 from ..keygen import KeyGenerator, key_generator
 from ..merge.payload import DEFAULT_PAYLOAD, PARTIAL_UPDATE
@@ -55,6 +55,7 @@ from ..table.properties import PAYLOAD_CLASS as RECORDED_PAYLOAD_CLASS
 from ..table.properties_v8 import PAYLOAD_OF_MODE, for_new_table_v8, merge_mode, table_merge_mode, table_payload
 from ..table.table_version import upgrade_asked, version_to_write
 from ..timeline import avro_models
+from ..timeline.commit_metadata import WriteStat
 from ..timeline.instant import INFLIGHT, Instant
 from .commit import Commit, ConflictCheck
 from .conflict import by_bucket, resolve
@@ -70,7 +71,7 @@ from .rollback import failed_writes_policy, rollback_failed_writes, rollback_ins
 from .row_keys import check_auto_keys, operation_of
 from .save_mode import OVERWRITE, operation_for, write_mode
 from .schema_evolution import evolve_schema
-from .upsert import prepare_rows, tag_rows, write_targets
+from .upsert import UpsertStats, prepare_rows, tag_rows, write_targets
 
 LOG = logging.getLogger("hudi_py_source.write")
 SUPPORTED_OPERATIONS = NEW_FILE_OPERATIONS | MERGE_OPERATIONS | {"delete_partition"}
@@ -479,7 +480,7 @@ def commit_write(job: WriteJob, results: list[TaskResult], extra_metadata: dict[
     stats = [s for r in results for s in r.write_stats]
     with _commit_of(job) as commit:
         if job.merges:
-            merged, upsert_stats = write_targets(job, results)
+            merged, upsert_stats = _merged(job, results)
             stats.extend(merged)
             if upsert_stats.missing_deletes:
                 LOG.info("%s: %d deleted key(s) are not in the table; their deletes were no-ops",
@@ -494,6 +495,17 @@ def commit_write(job: WriteJob, results: list[TaskResult], extra_metadata: dict[
     finally:
         stop_heartbeat(job.storage, job.instant_time)
     return job.instant_time
+
+
+def _merged(job: WriteJob, results: list[TaskResult]) -> tuple[list[WriteStat], UpsertStats]:
+    """The merges of a merging operation, written on the commit's side. One that meets another writer early
+    (write/early_conflict.py) rolls the write back at once, as the commit's own conflict check does: nothing of
+    it is committed, and its files are gone before the error reaches the caller."""
+    try:
+        return write_targets(job, results)
+    except HoodieCommitConflictError:
+        abort_write(job)
+        raise
 
 
 def _commit_of(job: WriteJob) -> Commit:

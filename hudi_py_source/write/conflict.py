@@ -52,14 +52,18 @@ def touched_by(timeline: ActiveTimeline, instant: Instant) -> Touched:
     return frozenset(clustering_file_groups(timeline, instant))
 
 
+def completed_since(now: ActiveTimeline, started_from: ActiveTimeline, own: str) -> list[Instant]:
+    """Writes (commit, deltacommit, replacecommit) completed since the write started."""
+    done_before = {i.timestamp for i in started_from.completed()}
+    return [i for i in now.completed() if i.action in WRITE_COMMITS and i.timestamp not in done_before
+            and i.timestamp != own]
+
+
 def candidates(now: ActiveTimeline, started_from: ActiveTimeline, own: str) -> list[Instant]:
     """Writes completed since the write started; compactions and clusterings planned after its instant."""
-    done_before = {i.timestamp for i in started_from.completed()}
-    completed = [i for i in now.completed() if i.action in WRITE_COMMITS and i.timestamp not in done_before
-                 and i.timestamp != own]
     planned = [i for i in now.pending() if i.timestamp > own and (
         i.action in ("compaction", "logcompaction") or now.clustering_plan(i) is not None)]
-    return completed + planned
+    return completed_since(now, started_from, own) + planned
 
 
 def _bucket(group: FileGroupId) -> tuple[str, str]:
@@ -81,12 +85,17 @@ def _compaction_before(timeline: ActiveTimeline, other: Instant, own: str) -> bo
     return metadata.compacted
 
 
+def shared_with(now: ActiveTimeline, other: Instant, own: str, mine: Touched, buckets: bool) -> list[FileGroupId]:
+    """What of `mine` a candidate touched; nothing for a compaction planned before the write (see above)."""
+    if _compaction_before(now, other, own):
+        return []
+    return overlap(mine, touched_by(now, other), buckets)
+
+
 def resolve(now: ActiveTimeline, started_from: ActiveTimeline, own: str, mine: Touched, buckets: bool) -> None:
     """Raise HoodieCommitConflictError for the first candidate that touched what this write touches."""
     for other in candidates(now, started_from, own):
-        if _compaction_before(now, other, own):
-            continue
-        shared = overlap(mine, touched_by(now, other), buckets)
+        shared = shared_with(now, other, own, mine, buckets)
         if not shared:
             continue
         pending = other.state != COMPLETED

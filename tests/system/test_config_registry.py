@@ -163,6 +163,10 @@ REFUSALS = [
      "pyhudi rolls failed writes back, before the next write (EAGER) or when cleaning (LAZY)"),
     ("hoodie.write.concurrency.mode", "NON_BLOCKING_CONCURRENCY_CONTROL",
      "pyhudi runs one writer at a time or optimistic concurrency control"),
+    ("hoodie.write.concurrency.early.conflict.detection.strategy",
+     "org.apache.hudi.table.marker.AsyncTimelineServerBasedDetectionStrategy",
+     "pyhudi writes DIRECT markers and detects early conflicts by "
+     "org.apache.hudi.table.marker.SimpleDirectMarkerBasedDetectionStrategy"),
     ("hoodie.clean.async", "true",
      "pyhudi cleans inline after a commit (hoodie.clean.automatic) or when a clean is run"),
     ("hoodie.datasource.hive_sync.partition_fields", "city",

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from kazoo.client import KazooClient
+from support.concurrent_writers import IN_PROCESS, completed, data_files, options, rows, snapshot, started
 from support.oracles import hudi_rs_read
 
 from hudi_py_source import (
@@ -39,42 +40,9 @@ from hudi_py_source.table.hoodie_table import HoodieTable
 from hudi_py_source.write.client import abort_write, commit_write, start_write, write_task
 from hudi_py_source.write.lock import LockSettings, table_lock
 
-IN_PROCESS = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
 FILE_SYSTEM = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
 QUICK_LOCK = {"hoodie.write.lock.wait_time_ms": "200", "hoodie.write.lock.wait_time_ms_between_retry": "20",
               "hoodie.write.lock.client.num_retries": "2", "hoodie.write.lock.client.wait_time_ms_between_retry": "20"}
-
-
-def options(table_type: str = "COPY_ON_WRITE", provider: str = IN_PROCESS, **more: str) -> dict[str, str]:
-    return {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
-            "hoodie.datasource.write.partitionpath.field": "part", "hoodie.datasource.write.precombine.field": "ts",
-            "hoodie.datasource.write.operation": "upsert", "hoodie.datasource.write.table.type": table_type,
-            "hoodie.write.concurrency.mode": "optimistic_concurrency_control", "hoodie.write.lock.provider": provider,
-            "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false", **more}
-
-
-def rows(ids: list[str], ts: int, part: str = "p0") -> pa.Table:
-    return pa.table({"id": ids, "ts": [ts] * len(ids), "part": [part] * len(ids), "v": [f"{i}@{ts}" for i in ids]})
-
-
-def snapshot(path: Path) -> dict[str, str]:
-    data = Table(str(path)).read(columns=["id", "v"])
-    return dict(zip(data["id"].to_pylist(), data["v"].to_pylist(), strict=True))
-
-
-def started(path: Path, data: pa.Table, opts: dict[str, str]) -> tuple[Any, Any]:
-    """A write between start and commit, its task done: a writer at work."""
-    job = start_write(Storage(str(path)), opts, data.schema)
-    assert job is not None
-    return job, write_task(job, [data], "0-0-0", 0)
-
-
-def completed(path: Path) -> list[str]:
-    return [i.timestamp for i in HoodieTable.load(Storage(str(path))).timeline.completed_commits()]
-
-
-def data_files(path: Path) -> set[str]:
-    return {str(p.relative_to(path)) for p in path.rglob("*") if p.is_file() and ".hoodie" not in p.parts}
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
