@@ -536,6 +536,22 @@ CONFLICT_STRATEGY = define(
     "default: two writers may each create a bucket's file group).",
     supported=(SIMPLE_CONFLICTS, BUCKET_CONFLICTS),
     unsupported=f"pyhudi resolves conflicts by {SIMPLE_CONFLICTS} or {BUCKET_CONFLICTS}")
+EARLY_CONFLICT_DETECTION = define(
+    "hoodie.write.concurrency.early.conflict.detection.enable", False, bool,
+    "Optimistic concurrency control only: before writing a data file, fail the write when another live writer "
+    "(an earlier pending instant whose heartbeat beats) has a marker for the same file group (bucket, under the "
+    "bucket index), instead of writing everything and failing at the commit; the write is rolled back.")
+SIMPLE_DIRECT_MARKER_DETECTION = "org.apache.hudi.table.marker.SimpleDirectMarkerBasedDetectionStrategy"
+EARLY_CONFLICT_DETECTION_STRATEGY = define(
+    "hoodie.write.concurrency.early.conflict.detection.strategy", SIMPLE_DIRECT_MARKER_DETECTION, str,
+    "How early conflict detection finds other writers' files: by listing their DIRECT markers (Hudi's default "
+    "for direct markers).",
+    supported=(SIMPLE_DIRECT_MARKER_DETECTION,),
+    unsupported=f"pyhudi writes DIRECT markers and detects early conflicts by {SIMPLE_DIRECT_MARKER_DETECTION}")
+EARLY_CONFLICT_CHECK_COMMITS = define(
+    "hoodie.write.concurrency.early.conflict.check.commit.conflict", False, bool,
+    "Early conflict detection also fails a write before it writes a file group that a write completed since it "
+    "started has touched (the commit's conflict check, made early).")
 
 # --- reads ------------------------------------------------------------------------------------
 DATA_SKIPPING = define(

@@ -41,7 +41,7 @@ from ..config import (
     HoodieConfig,
     list_fields,
 )
-from ..errors import HoodieConfigError, HoodieTableError
+from ..errors import HoodieCommitConflictError, HoodieConfigError, HoodieTableError
 from ..io.avro_schema import arrow_to_avro, create_schema_json, stored_schema, to_json
 from ..keygen import KeyGenerator, key_generator
 from ..merge.payload import DEFAULT_PAYLOAD, PARTIAL_UPDATE
@@ -55,10 +55,11 @@ from ..table.properties import PAYLOAD_CLASS as RECORDED_PAYLOAD_CLASS
 from ..table.properties_v8 import PAYLOAD_OF_MODE, for_new_table_v8, merge_mode, table_merge_mode, table_payload
 from ..table.table_version import upgrade_asked, version_to_write
 from ..timeline import avro_models
+from ..timeline.commit_metadata import WriteStat
 from ..timeline.instant import INFLIGHT, Instant
 from . import non_blocking
 from .commit import Commit, ConflictCheck
-from .conflict import by_bucket, resolve
+from .conflict import StartedFrom, by_bucket, resolve
 from .heartbeat import HeartbeatSettings, acting_as, refuse_live_writers, stop_heartbeat
 from .job import MERGE_OPERATIONS, NEW_FILE_OPERATIONS, TaskResult, WriteJob
 from .lock import LockSettings, table_lock
@@ -71,7 +72,7 @@ from .rollback import failed_writes_policy, rollback_failed_writes, rollback_ins
 from .row_keys import check_auto_keys, operation_of
 from .save_mode import OVERWRITE, operation_for, write_mode
 from .schema_evolution import evolve_schema
-from .upsert import prepare_rows, tag_rows, write_targets
+from .upsert import UpsertStats, prepare_rows, tag_rows, write_targets
 
 LOG = logging.getLogger("hudi_py_source.write")
 SUPPORTED_OPERATIONS = NEW_FILE_OPERATIONS | MERGE_OPERATIONS | {"delete_partition"}
@@ -370,7 +371,8 @@ def start_write(storage: Storage, options: dict[str, Any], data_schema: pa.Schem
     last = table.timeline.last_completed_commit()
     job = WriteJob(storage, cfg.as_dict(), "", operation, schema, to_json(avro), name,
                    last.timestamp if last else None, table.props.table_type, table,
-                   cdc_mode=table.props.cdc_logging_mode if table.props.cdc_enabled else None)
+                   cdc_mode=table.props.cdc_logging_mode if table.props.cdc_enabled else None,
+                   started_from=StartedFrom.of(table.timeline))
     job.instant_time = _open_instant(table, job)
     try:
         with table_lock(storage, LockSettings.of(cfg), "cleaning the metadata table"):
@@ -483,7 +485,7 @@ def commit_write(job: WriteJob, results: list[TaskResult], extra_metadata: dict[
     stats = [s for r in results for s in r.write_stats]
     with _commit_of(job) as commit:
         if job.merges:
-            merged, upsert_stats = write_targets(job, results)
+            merged, upsert_stats = _merged(job, results)
             stats.extend(merged)
             if upsert_stats.missing_deletes:
                 LOG.info("%s: %d deleted key(s) are not in the table; their deletes were no-ops",
@@ -500,6 +502,17 @@ def commit_write(job: WriteJob, results: list[TaskResult], extra_metadata: dict[
     return job.instant_time
 
 
+def _merged(job: WriteJob, results: list[TaskResult]) -> tuple[list[WriteStat], UpsertStats]:
+    """The merges of a merging operation, written on the commit's side. One that meets another writer early
+    (write/early_conflict.py) rolls the write back at once, as the commit's own conflict check does: nothing of
+    it is committed, and its files are gone before the error reaches the caller."""
+    try:
+        return write_targets(job, results)
+    except HoodieCommitConflictError:
+        abort_write(job)
+        raise
+
+
 def _commit_of(job: WriteJob) -> Commit:
     return Commit(job.table, Instant(job.instant_time, job.action, INFLIGHT), job.operation.upper(),
                   LockSettings.of(job.config))
@@ -513,7 +526,7 @@ def _conflict_check(job: WriteJob) -> ConflictCheck:
     appends = LockSettings.of(job.config).non_blocking and not non_blocking.checks_conflicts(job.operation)
 
     def check(table: HoodieTable, touched: frozenset[FileGroupId]) -> None:
-        resolve(table.timeline, job.table.timeline, job.instant_time, touched, buckets, replaces_only=appends)
+        resolve(table.timeline, job.started_from, job.instant_time, touched, buckets, replaces_only=appends)
     return check
 
 

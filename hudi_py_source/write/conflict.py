@@ -2,17 +2,21 @@
 
 Checked under the table lock, just before the commit (Hudi's SimpleConcurrentFileWritesConflictResolutionStrategy):
 the candidates are the writes (commit, deltacommit, replacecommit) that completed after this write started (not
-complete in the timeline it started from) and the compactions and clusterings planned after its instant. One of
-them conflicts when it touched one of the file groups this write touches (wrote, or replaced), or, under the bucket
-index (BucketIndexConcurrentFileWritesConflictResolutionStrategy), one of its buckets: two writers may each create
-a bucket's file group under their own file id. A completed compaction planned before this write does not conflict:
-the write already wrote into the slice the compaction opened. A conflict aborts the write with
-HoodieCommitConflictError, naming both instants and the file groups.
+complete in the timeline it started from) and the compactions and clusterings planned since (not on that
+timeline). One of them conflicts when it touched one of the file groups this write touches (wrote, or replaced),
+or, under the bucket index (BucketIndexConcurrentFileWritesConflictResolutionStrategy), one of its buckets: two
+writers may each create a bucket's file group under their own file id. A compaction that was on the timeline the
+write started from (pending then, completed or not now) does not conflict: the write wrote into the slice it
+opens. What the write knew is its start's timeline, not its instant time: a compaction requested after the write
+loaded the table may well have an earlier instant than the write's, and a version 6 log appended to the slice it
+compacts would be left behind in the old slice. A conflict aborts the write with HoodieCommitConflictError,
+naming both instants and the file groups.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from ..config import BUCKET_CONFLICTS, CONFLICT_STRATEGY, INDEX_TYPE, HoodieConfig
 from ..errors import HoodieCommitConflictError
@@ -24,6 +28,20 @@ from ..timeline.service_plans import clustering_file_groups, compaction_operatio
 
 WRITE_COMMITS = ("commit", "deltacommit", "replacecommit")
 Touched = frozenset[FileGroupId]
+
+
+@dataclass(frozen=True)
+class StartedFrom:
+    """What a write knew when it started, as plain data (a write's job travels to Spark's commit worker, which
+    loads the table afresh): the instants on its timeline, and those of them completed."""
+
+    seen: frozenset[str] = frozenset()
+    done: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, timeline: ActiveTimeline) -> StartedFrom:
+        return cls(frozenset(i.timestamp for i in timeline.instants),
+                   frozenset(i.timestamp for i in timeline.completed()))
 
 
 def by_bucket(cfg: HoodieConfig) -> bool:
@@ -52,14 +70,17 @@ def touched_by(timeline: ActiveTimeline, instant: Instant) -> Touched:
     return frozenset(clustering_file_groups(timeline, instant))
 
 
-def candidates(now: ActiveTimeline, started_from: ActiveTimeline, own: str) -> list[Instant]:
-    """Writes completed since the write started; compactions and clusterings planned after its instant."""
-    done_before = {i.timestamp for i in started_from.completed()}
-    completed = [i for i in now.completed() if i.action in WRITE_COMMITS and i.timestamp not in done_before
-                 and i.timestamp != own]
-    planned = [i for i in now.pending() if i.timestamp > own and (
+def completed_since(now: ActiveTimeline, start: StartedFrom, own: str) -> list[Instant]:
+    """Writes (commit, deltacommit, replacecommit) completed since the write started."""
+    return [i for i in now.completed() if i.action in WRITE_COMMITS and i.timestamp not in start.done
+            and i.timestamp != own]
+
+
+def candidates(now: ActiveTimeline, start: StartedFrom, own: str) -> list[Instant]:
+    """Writes completed since the write started; compactions and clusterings planned since."""
+    planned = [i for i in now.pending() if i.timestamp not in start.seen and (
         i.action in ("compaction", "logcompaction") or now.clustering_plan(i) is not None)]
-    return completed + planned
+    return completed_since(now, start, own) + planned
 
 
 def _bucket(group: FileGroupId) -> tuple[str, str]:
@@ -73,25 +94,31 @@ def overlap(mine: Touched, theirs: Touched, buckets: bool) -> list[FileGroupId]:
     return sorted(mine & theirs, key=str)
 
 
-def _compaction_before(timeline: ActiveTimeline, other: Instant, own: str) -> bool:
-    """A completed compaction planned before the write: the write wrote into the slice it opened."""
-    if other.state != COMPLETED or other.action != "commit" or other.timestamp > own:
+def _known_compaction(timeline: ActiveTimeline, other: Instant, start: StartedFrom) -> bool:
+    """A completed compaction the write saw pending when it started: it wrote into the slice it opened."""
+    if other.timestamp not in start.seen or other.state != COMPLETED or other.action != "commit":
         return False
     metadata: CommitMetadata = timeline.read_commit_metadata(other)
     return metadata.compacted
 
 
-def resolve(now: ActiveTimeline, started_from: ActiveTimeline, own: str, mine: Touched, buckets: bool,
+def shared_with(now: ActiveTimeline, other: Instant, start: StartedFrom, mine: Touched,
+                buckets: bool) -> list[FileGroupId]:
+    """What of `mine` a candidate touched; nothing for a compaction the write knew of (see above)."""
+    if _known_compaction(now, other, start):
+        return []
+    return overlap(mine, touched_by(now, other), buckets)
+
+
+def resolve(now: ActiveTimeline, start: StartedFrom, own: str, mine: Touched, buckets: bool,
             replaces_only: bool = False) -> None:
     """Raise HoodieCommitConflictError for the first candidate that touched what this write touches;
     `replaces_only`: only completed replacecommits are candidates (the log appends of non-blocking concurrency
     control conflict with nothing else, but a file group replaced meanwhile would take their logs with it)."""
-    for other in candidates(now, started_from, own):
+    for other in candidates(now, start, own):
         if replaces_only and (other.action != "replacecommit" or other.state != COMPLETED):
             continue
-        if _compaction_before(now, other, own):
-            continue
-        shared = overlap(mine, touched_by(now, other), buckets)
+        shared = shared_with(now, other, start, mine, buckets)
         if not shared:
             continue
         pending = other.state != COMPLETED

@@ -46,6 +46,7 @@ from ..table.partition_metadata import write_partition_metadata
 from ..timeline.commit_metadata import WriteStat
 from .base_files import base_file_write_stat, base_file_writer
 from .cdc_files import CdcCollector, rows_of_keys
+from .early_conflict import check_early_conflict
 from .job import WriteJob
 from .markers import WriteMarkers
 from .new_file_groups import meta_schema
@@ -87,6 +88,7 @@ def _open_writer(job: WriteJob, target: Target, token: str) -> tuple[BaseFileWri
     file_name = make_base_file_name(target.file_id, token, job.instant_time)
     rel_path = f"{target.partition_path}/{file_name}" if target.partition_path else file_name
     io_type = "MERGE" if target.base_path else "CREATE"
+    check_early_conflict(job, target.partition_path, target.file_id)
     if target.base_path is None:
         write_partition_metadata(job.storage, target.partition_path, job.instant_time)
     WriteMarkers(job.storage, job.instant_time).create(target.partition_path, file_name, io_type)

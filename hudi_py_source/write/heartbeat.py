@@ -33,6 +33,7 @@ from ..config import HEARTBEAT_INTERVAL_MS, HEARTBEAT_TOLERABLE_MISSES, HoodieCo
 from ..errors import HoodieConcurrentWriterError
 from ..storage import Storage
 from ..timeline.active import ActiveTimeline
+from ..timeline.instant import Instant
 
 HEARTBEAT_FOLDER = ".hoodie/.heartbeat"
 SERVICE_ACTIONS = frozenset({"compaction", "logcompaction", "clustering"})
@@ -74,10 +75,14 @@ def live_instants(storage: Storage, settings: HeartbeatSettings) -> dict[str, fl
     return {instant: age for instant, age in heartbeat_ages(storage).items() if age <= settings.max_age_s}
 
 
+def is_service(timeline: ActiveTimeline, instant: Instant) -> bool:
+    """A compaction or clustering: a table service, not a writer."""
+    return instant.action in SERVICE_ACTIONS or timeline.clustering_plan(instant) is not None
+
+
 def _service_instants(timeline: ActiveTimeline) -> set[str]:
     """Pending compactions and clusterings: table services, which Hudi's single-writer mode runs beside writes."""
-    return {i.timestamp for i in timeline.pending()
-            if i.action in SERVICE_ACTIONS or timeline.clustering_plan(i) is not None}
+    return {i.timestamp for i in timeline.pending() if is_service(timeline, i)}
 
 
 def refuse_live_writers(storage: Storage, timeline: ActiveTimeline, settings: HeartbeatSettings,

@@ -20,6 +20,7 @@ from ..merge.payload import payload_rules
 from ..storage import Storage
 from ..table.hoodie_table import HoodieTable
 from ..timeline.commit_metadata import WriteStat
+from .conflict import StartedFrom
 from .profile import WriteProfile
 
 _STAGED_BATCH_BYTES = 8 << 20
@@ -42,6 +43,7 @@ class WriteJob:
     table_type: str = "COPY_ON_WRITE"
     loaded: HoodieTable | None = field(default=None, compare=False, repr=False)
     cdc_mode: str | None = None  # the table's CDC logging mode, None without change data capture
+    started_from: StartedFrom = field(default_factory=StartedFrom)  # what the commit's conflict check weighs against
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "loaded": None}

@@ -44,6 +44,7 @@ from ..table.fs_view import FileSlice
 from ..timeline.active import ActiveTimeline
 from ..timeline.commit_metadata import WriteStat
 from .base_files import meta_fields_avro_json
+from .early_conflict import check_early_conflict
 from .file_group_merge import Target
 from .job import WriteJob
 from .markers import WriteMarkers
@@ -151,6 +152,7 @@ def append_file_group(job: WriteJob, target: Target, incoming: pa.Table, token: 
     blocks += _delete_block(job, deletes, soft[is_delete])
     if not blocks:
         return []
+    check_early_conflict(job, target.partition_path, target.file_id)
     WriteMarkers(job.storage, job.instant_time).create(
         target.partition_path, append_marker_name(target.file_id, token, base_instant), "APPEND")
     version = next_log_version(target.log_files, base_instant)

@@ -75,6 +75,13 @@ class WriteMarkers:
         lines = self.storage.read_text(path).splitlines()
         return [m for m in (_parse_marker(line.strip()) for line in lines if line.strip()) if m is not None]
 
+    def file_ids(self, partition_path: str) -> set[str]:
+        """The file ids the DIRECT markers of one partition name, from one listing (early conflict detection):
+        a base-file-style name begins with it, and so does a log file's (Hudi 0.x's APPEND markers) after its dot."""
+        folder = posixpath.join(self.folder, partition_path.strip("/")).rstrip("/")
+        return {info.name.lstrip(".").split("_")[0] for info in self.storage.list(folder)
+                if _MARKER_RE.match(info.name)}
+
     def list_data_files(self) -> list[str]:
         """Data-file paths the markers name; APPEND markers name the slice's base-file-style name."""
         return sorted({m.data_path for m in self.list_markers()})

@@ -20,6 +20,7 @@ from ..table.file_names import make_base_file_name, new_file_id
 from ..table.partition_metadata import write_partition_metadata
 from ..timeline.commit_metadata import WriteStat
 from .base_files import base_file_write_stat, base_file_writer
+from .early_conflict import check_early_conflict
 from .job import TaskResult, WriteJob
 from .markers import WriteMarkers
 from .record_columns import KEY_COLUMN, PATH_COLUMN
@@ -56,6 +57,7 @@ class _PartitionFile:
         self.file_id = new_file_id()
         self.file_name = make_base_file_name(self.file_id, token, job.instant_time)
         self.rel_path = f"{partition}/{self.file_name}" if partition else self.file_name
+        check_early_conflict(job, partition, self.file_id)
         WriteMarkers(job.storage, job.instant_time).create(partition, self.file_name, "CREATE")
         self.started = time.monotonic()
         self.rows = 0

@@ -161,8 +161,10 @@ REFUSALS = [
     ("hoodie.write.markers.type", "TIMELINE_SERVER_BASED", "pyhudi runs no timeline server; it writes DIRECT markers"),
     ("hoodie.cleaner.policy.failed.writes", "never",
      "pyhudi rolls failed writes back, before the next write (EAGER) or when cleaning (LAZY)"),
-    ("hoodie.write.concurrency.mode", "NON_BLOCKING_CONCURRENCY_CONTROL",
-     "pyhudi runs one writer at a time or optimistic concurrency control"),
+    ("hoodie.write.concurrency.early.conflict.detection.strategy",
+     "org.apache.hudi.table.marker.AsyncTimelineServerBasedDetectionStrategy",
+     "pyhudi writes DIRECT markers and detects early conflicts by "
+     "org.apache.hudi.table.marker.SimpleDirectMarkerBasedDetectionStrategy"),
     ("hoodie.clean.async", "true",
      "pyhudi cleans inline after a commit (hoodie.clean.automatic) or when a clean is run"),
     ("hoodie.datasource.hive_sync.partition_fields", "city",

@@ -7,17 +7,17 @@ delete_partition are still checked for conflicts; Hudi's conditions are refused 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pytest
+from support.concurrent_writers import rows, started
 from support.oracles import hudi_rs_read
 
 from hudi_py_source import HoodieCommitConflictError, HoodieConfigError, Table
 from hudi_py_source.services.compaction import schedule_compaction
 from hudi_py_source.storage import Storage
 from hudi_py_source.table.hoodie_table import HoodieTable
-from hudi_py_source.write.client import commit_write, start_write, write_task
+from hudi_py_source.write.client import commit_write
 
 FILE_SYSTEM = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
 BUCKET0 = "00000000-0000-0000-0000-000000000000-0"
@@ -34,23 +34,12 @@ def options(**more: str) -> dict[str, str]:
             "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false", **more}
 
 
-def rows(ids: list[str], ts: int, part: str = "p0") -> pa.Table:
-    return pa.table({"id": ids, "ts": [ts] * len(ids), "part": [part] * len(ids), "v": [f"{i}@{ts}" for i in ids]})
-
-
 def values(data: pa.Table) -> dict[str, str]:
     return dict(zip(data["id"].to_pylist(), data["v"].to_pylist(), strict=True))
 
 
 def snapshot(path: Path, **query: str) -> dict[str, str]:
     return values(Table(str(path)).read(query or None, columns=["id", "v"]))
-
-
-def started(path: Path, data: pa.Table, opts: dict[str, str]) -> tuple[Any, Any]:
-    """A write between start and commit, its task done: a writer at work."""
-    job = start_write(Storage(str(path)), opts, data.schema)
-    assert job is not None
-    return job, write_task(job, [data], "0-0-0", 0)
 
 
 def data_files(path: Path) -> set[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import pickle
 import queue
 import re
 import threading
@@ -23,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from kazoo.client import KazooClient
+from support.concurrent_writers import IN_PROCESS, completed, data_files, options, rows, snapshot, started
 from support.oracles import hudi_rs_read
 
 from hudi_py_source import (
@@ -37,48 +39,16 @@ from hudi_py_source.config import HoodieConfig
 from hudi_py_source.storage import Storage, counted_calls
 from hudi_py_source.table.hoodie_table import HoodieTable
 from hudi_py_source.table.properties_v8 import table_merge_mode
+from hudi_py_source.write import client
 from hudi_py_source.write.client import abort_write, commit_write, start_write, write_task
 from hudi_py_source.write.lock import LockSettings, table_lock
 
-IN_PROCESS = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
 FILE_SYSTEM = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
 NON_BLOCKING = {"hoodie.write.concurrency.mode": "non_blocking_concurrency_control",
                 "hoodie.write.lock.provider": FILE_SYSTEM, "hoodie.index.type": "BUCKET",
                 "hoodie.bucket.index.num.buckets": "2"}
 QUICK_LOCK = {"hoodie.write.lock.wait_time_ms": "200", "hoodie.write.lock.wait_time_ms_between_retry": "20",
               "hoodie.write.lock.client.num_retries": "2", "hoodie.write.lock.client.wait_time_ms_between_retry": "20"}
-
-
-def options(table_type: str = "COPY_ON_WRITE", provider: str = IN_PROCESS, **more: str) -> dict[str, str]:
-    return {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id",
-            "hoodie.datasource.write.partitionpath.field": "part", "hoodie.datasource.write.precombine.field": "ts",
-            "hoodie.datasource.write.operation": "upsert", "hoodie.datasource.write.table.type": table_type,
-            "hoodie.write.concurrency.mode": "optimistic_concurrency_control", "hoodie.write.lock.provider": provider,
-            "hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false", **more}
-
-
-def rows(ids: list[str], ts: int, part: str = "p0") -> pa.Table:
-    return pa.table({"id": ids, "ts": [ts] * len(ids), "part": [part] * len(ids), "v": [f"{i}@{ts}" for i in ids]})
-
-
-def snapshot(path: Path) -> dict[str, str]:
-    data = Table(str(path)).read(columns=["id", "v"])
-    return dict(zip(data["id"].to_pylist(), data["v"].to_pylist(), strict=True))
-
-
-def started(path: Path, data: pa.Table, opts: dict[str, str]) -> tuple[Any, Any]:
-    """A write between start and commit, its task done: a writer at work."""
-    job = start_write(Storage(str(path)), opts, data.schema)
-    assert job is not None
-    return job, write_task(job, [data], "0-0-0", 0)
-
-
-def completed(path: Path) -> list[str]:
-    return [i.timestamp for i in HoodieTable.load(Storage(str(path))).timeline.completed_commits()]
-
-
-def data_files(path: Path) -> set[str]:
-    return {str(p.relative_to(path)) for p in path.rglob("*") if p.is_file() and ".hoodie" not in p.parts}
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
@@ -152,6 +122,49 @@ def test_a_compaction_planned_while_a_write_ran_makes_the_write_conflict(tmp_pat
     assert Table(str(path)).compact(opts) == [compaction]
     Table(str(path)).write(rows(["b"], 3), opts)
     assert snapshot(path) == {"a": "a@2", "b": "b@3"}
+
+
+def test_a_compaction_planned_between_the_writes_table_load_and_its_instant_makes_it_conflict(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The write loads the table, another process then plans and runs a compaction (its instant earlier than the
+    write's), and the write appends its version 6 log to the slice it knew, which the compaction closed: the
+    commit must conflict, or the update is left behind in the old slice (seen in the four-writers scenario)."""
+    path = tmp_path / "t"
+    opts = options("MERGE_ON_READ")
+    Table(str(path)).write(rows(["a", "b"], 1), opts)
+    Table(str(path)).write(rows(["a"], 2), opts)
+    compacted: list[str] = []
+    prepared = client._prepared
+
+    def then_a_compaction(table: HoodieTable, cfg: HoodieConfig) -> HoodieTable:
+        loaded = prepared(table, cfg)
+        compacted.extend(Table(str(path)).compact(opts))
+        return loaded
+    monkeypatch.setattr(client, "_prepared", then_a_compaction)
+    job, result = started(path, rows(["b"], 3), opts)
+    monkeypatch.undo()
+    assert len(compacted) == 1 and compacted[0] < job.instant_time
+    with pytest.raises(HoodieCommitConflictError) as caught:
+        commit_write(job, [result])
+    assert (caught.value.conflicting, caught.value.retryable) == (compacted[0], True)
+    Table(str(path)).write(rows(["b"], 3), opts)
+    assert snapshot(path) == {"a": "a@2", "b": "b@3"}
+
+
+def test_a_write_whose_job_travelled_to_another_process_still_conflicts(tmp_path: Path) -> None:
+    """Spark commits a write in its commit worker, from the pickled job, which loads the table afresh: what
+    completed since the write started must still count."""
+    path = tmp_path / "t"
+    opts = options("COPY_ON_WRITE")
+    Table(str(path)).write(rows(["a", "b"], 1), opts)
+    job, result = started(path, rows(["b"], 3), opts)
+    other = Table(str(path)).write(rows(["a"], 2), opts)
+    travelled = pickle.loads(pickle.dumps(job))
+    assert travelled.loaded is None
+    with pytest.raises(HoodieCommitConflictError) as caught:
+        commit_write(travelled, [result])
+    assert caught.value.conflicting == other
+    assert snapshot(path) == {"a": "a@2", "b": "b@1"}
 
 
 def test_a_clustering_planned_while_a_write_ran_makes_the_write_conflict(tmp_path: Path) -> None:
@@ -407,19 +420,24 @@ def test_four_writers_and_a_table_service_end_every_round_with_the_serial_outcom
     for worker in [*writers, service]:
         worker.start()
     done, retries, services = [], 0, 0
-    for round_ in range(1, rounds + 1):
-        barrier.wait(timeout=300)
-        while len(done) < 4 * 2 * round_:
-            kind_, _, what = report.get(timeout=60)
-            done += [what] if kind_ == "done" else []
-            retries += kind_ == "retry"
-            services += what if kind_ == "service" else 0
-        with pause:
-            check_round(table, storage_options, done)
-        barrier.wait(timeout=60)
-    stop.set()
-    for worker in [*writers, service]:
-        worker.join(120)
+    try:
+        for round_ in range(1, rounds + 1):
+            barrier.wait(timeout=300)
+            while len(done) < 4 * 2 * round_:
+                kind_, _, what = report.get(timeout=60)
+                done += [what] if kind_ == "done" else []
+                retries += kind_ == "retry"
+                services += what if kind_ == "service" else 0
+            with pause:
+                check_round(table, storage_options, done)
+            barrier.wait(timeout=60)
+    except BaseException:
+        barrier.abort()  # the writers stop waiting: a failed round ends the test, not hangs it
+        raise
+    finally:
+        stop.set()
+        for worker in [*writers, service]:
+            worker.join(120)
     assert len(done) == 4 * rounds * 2
     assert all(getattr(worker, "exitcode", 0) == 0 for worker in [*writers, service])
     if lock.startswith("nbcc"):
