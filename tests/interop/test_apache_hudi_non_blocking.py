@@ -7,7 +7,8 @@ with Hudi's FileSystemBasedLockProvider:
   groups Apache named; a pyhudi write that completes after Apache Hudi planned and ran a compaction lands in the
   slice that compaction opened, for Apache Hudi's reader as for pyhudi's.
 * optimistic concurrency control: Apache Hudi 1.2's commit of a file group makes pyhudi's pending write of it
-  conflict (read from Apache's own version 8 commit metadata), and the retry succeeds.
+  conflict (read from Apache's own version 8 commit metadata), and the retry succeeds; Apache Hudi's
+  ZookeeperBasedLockProvider (Curator) and pyhudi's (kazoo) take the same lock on a real ZooKeeper server.
 
 One Apache Hudi call per step that must happen between pyhudi's.
 """
@@ -19,11 +20,14 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from apache_hudi.client import run_apache_hudi
+from apache_hudi.client import ApacheHudiError, run_apache_hudi
+from kazoo.client import KazooClient
 
 from hudi_py_source import HoodieCommitConflictError, Table
+from hudi_py_source.config import HoodieConfig
 from hudi_py_source.storage import Storage
 from hudi_py_source.write.client import commit_write, start_write, write_task
+from hudi_py_source.write.lock import LockSettings, table_lock
 
 pytestmark = pytest.mark.apache_hudi
 
@@ -45,6 +49,10 @@ OCC = {**COMMON, "hoodie.write.concurrency.mode": "optimistic_concurrency_contro
 APACHE = {"hoodie.table.type": "MERGE_ON_READ", "hoodie.write.auto.upgrade": "false",
           "hoodie.compact.inline": "false", "hoodie.write.lock.wait_time_ms": "2000",
           "hoodie.write.lock.client.num_retries": "2", "hoodie.write.lock.client.wait_time_ms_between_retry": "500"}
+# Apache Hudi gives up on a held lock at once: one attempt of 2 s, no retries.
+GIVE_UP = {"hoodie.write.lock.num_retries": "0", "hoodie.write.lock.client.num_retries": "0",
+           "hoodie.write.lock.wait_time_ms_between_retry": "100",
+           "hoodie.write.lock.max_wait_time_ms_between_retry": "100"}
 SNAPSHOT = {"op": "read", "query": "snapshot"}
 READ_OPTIMIZED = {"op": "read", "query": "read_optimized"}
 
@@ -136,3 +144,38 @@ def test_a_pyhudi_write_conflicts_with_apache_hudi_12s_commit_of_its_file_group(
     assert (caught.value.instant, caught.value.conflicting, caught.value.retryable) == (job.instant_time, theirs, True)
     Table(str(path)).write(mine, OCC)
     assert values(apache(path, tmp_path / "apache2", SNAPSHOT)[0]) == {"a": "a@2", "b": "b@3"}
+
+
+def zookeeper_lock(hosts: str) -> dict[str, str]:
+    """Apache Hudi's provider connects to the url alone (Curator's connect string: its port key is ignored, and a
+    url without one means 2181), so the url names the port."""
+    return {"hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider",
+            "hoodie.write.lock.zookeeper.url": hosts, "hoodie.write.lock.zookeeper.port": hosts.split(":")[1],
+            "hoodie.write.lock.zookeeper.base_path": "/hudi-judged", "hoodie.write.lock.zookeeper.lock_key": "t"}
+
+
+@pytest.mark.zookeeper
+def test_apache_hudis_curator_and_pyhudi_take_the_same_zookeeper_lock(tmp_path: Path, zookeeper: str) -> None:
+    """Apache Hudi 1.2's ZookeeperBasedLockProvider (Curator's lock recipe) cannot take the lock while pyhudi holds
+    it, takes it once released, and commits beside a pyhudi write at work; the two commits then meet at the lock."""
+    path = tmp_path / "t"
+    zk = zookeeper_lock(zookeeper)
+    opts = {**OCC, **zk}
+    Table(str(path)).write(pa.concat_tables([rows(["a"], 1), rows(["b"], 1).set_column(
+        2, "part", pa.array(["p1"]))]), opts)
+    job, result = at_work(path, rows(["b"], 3).set_column(2, "part", pa.array(["p1"])), opts)
+    after = apache(path, tmp_path / "apache1", apache_write(rows(["a"], 2), opts), SNAPSHOT)
+    assert values(after[1]) == {"a": "a@2", "b": "b@1"}
+    commit_write(job, [result])
+    assert values(apache(path, tmp_path / "apache2", SNAPSHOT)[0]) == {"a": "a@2", "b": "b@3"}
+    with table_lock(Storage(str(path)), LockSettings.of(HoodieConfig(opts)), "holding it against Apache Hudi"):
+        with pytest.raises(ApacheHudiError, match="HoodieLockException: FAILED_TO_ACQUIRE lock atZkBasePath = "
+                                                   "/hudi-judged, lock key = t"):
+            apache(path, tmp_path / "apache3", apache_write(rows(["a"], 4), opts, **GIVE_UP))
+    client = KazooClient(hosts=zookeeper)
+    client.start(timeout=10)
+    try:
+        assert client.get_children("/hudi-judged/t") == []
+    finally:
+        client.stop()
+        client.close()
