@@ -23,6 +23,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -80,19 +81,24 @@ def writer(path: str, partitions: list[int], table_type: str, concurrent: bool, 
     out.put(conflicts)
 
 
-def run(path: Path, table_type: str, groups: list[list[int]], concurrent: bool) -> dict[str, float]:
-    seeded(path, table_type)
+def in_processes(target: Callable[..., None], arguments: list[tuple[Any, ...]]) -> tuple[float, int]:
+    """Run `target(*arguments[i], out)` in a process each; the wall time and the conflicts they report."""
     context = multiprocessing.get_context("fork")
     out = context.Queue()
-    processes = [context.Process(target=writer, args=(str(path), g, table_type, concurrent, out)) for g in groups]
+    processes = [context.Process(target=target, args=(*args, out)) for args in arguments]
     started = time.perf_counter()
     for process in processes:
         process.start()
-    conflicts = sum(out.get(timeout=1800) for _ in processes)
+    conflicts = sum(out.get(timeout=3600) for _ in processes)
     for process in processes:
         process.join()
         assert process.exitcode == 0
-    seconds = time.perf_counter() - started
+    return time.perf_counter() - started, conflicts
+
+
+def run(path: Path, table_type: str, groups: list[list[int]], concurrent: bool) -> dict[str, float]:
+    seeded(path, table_type)
+    seconds, conflicts = in_processes(writer, [(str(path), g, table_type, concurrent) for g in groups])
     commits = COMMITS * PARTITIONS
     rows = Table(str(path)).read(columns=["id"]).num_rows
     assert rows == PARTITIONS * (ROWS_PER_PARTITION + COMMITS * INSERTS), rows
@@ -138,17 +144,7 @@ def contended(path: Path, mode: dict[str, str]) -> dict[str, float]:
                      "ts": pa.array(np.zeros(ROWS_PER_PARTITION, np.int64)), "part": ["p0"] * ROWS_PER_PARTITION,
                      "v": pa.array(np.zeros(ROWS_PER_PARTITION, np.int64))})
     Table(str(path)).write(seed, {**CONTENDED, "hoodie.datasource.write.operation": "bulk_insert"})
-    context = multiprocessing.get_context("fork")
-    out = context.Queue()
-    processes = [context.Process(target=contended_writer, args=(str(path), w, mode, out)) for w in range(WRITERS)]
-    started = time.perf_counter()
-    for process in processes:
-        process.start()
-    conflicts = sum(out.get(timeout=3600) for _ in processes)
-    for process in processes:
-        process.join()
-        assert process.exitcode == 0
-    seconds = time.perf_counter() - started
+    seconds, conflicts = in_processes(contended_writer, [(str(path), w, mode) for w in range(WRITERS)])
     check_contended(path)
     commits = COMMITS * WRITERS
     return {"seconds": round(seconds, 2), "commits": commits, "commits_per_minute": round(commits * 60 / seconds, 1),
