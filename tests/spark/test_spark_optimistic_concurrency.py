@@ -1,6 +1,7 @@
 """Spark writes under optimistic concurrency control: they commit under Hudi's file-system lock beside other
 writers (the core API here, in this process), and a writer whose file group a Spark write changed meanwhile is
-rolled back. InProcessLockProvider is refused for Spark writes, whose commits run in Python worker processes."""
+rolled back; under non-blocking concurrency control both commit. InProcessLockProvider is refused for Spark writes,
+whose commits run in Python worker processes."""
 
 from __future__ import annotations
 
@@ -59,3 +60,25 @@ def test_spark_writes_refuse_the_in_process_lock(spark: SparkSession, tmp_path: 
         spark.createDataFrame([("a", 2)], "id string, ts long").write.format("pyhudi").options(**opts) \
             .mode("append").save(path)
     assert not Path(path).exists()
+
+
+def test_a_spark_write_and_a_writer_at_work_in_the_same_bucket_both_commit_without_blocking(
+        spark: SparkSession, tmp_path: Path) -> None:
+    """Non-blocking concurrency control: the Spark write appends its log to the bucket's fixed file group beside a
+    core writer's pending one; both commit, and each key holds its highest ordering value."""
+    path = str(tmp_path / "t")
+    opts = {**OCC, "hoodie.write.concurrency.mode": "non_blocking_concurrency_control",
+            "hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.write.table.version": "8",
+            "hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "1"}
+    Table(path).write(pa.table({"id": ["a", "b"], "ts": [1, 1]}), opts)
+    other = pa.table({"id": ["a", "b"], "ts": [3, 3]})
+    job = start_write(Storage(path), opts, other.schema)
+    assert job is not None
+    result = write_task(job, [other], "0-0-0", 0)
+    spark.createDataFrame([("a", 2), ("c", 2)], "id string, ts long").write.format("pyhudi").options(**opts) \
+        .mode("append").save(path)
+    assert _rows(path) == [("a", 2), ("b", 1), ("c", 2)]
+    commit_write(job, [result])
+    assert _rows(path) == [("a", 3), ("b", 3), ("c", 2)]
+    logs = sorted(p.name.split("_")[0] for p in Path(path).iterdir() if ".log." in p.name)
+    assert logs == [".00000000-0000-0000-0000-000000000000-0"] * 3
