@@ -197,7 +197,9 @@ def table_path(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, dic
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark tests by the fixtures they use, so `-m "not spark"` and `-m "not s3"` select reliably."""
+    """Mark tests by the fixtures they use, so `-m "not spark"` and `-m "not s3"` select reliably; then put the
+    files of the longest kinds first (Apache Hudi's, Spark's, the slow runs), keeping each file's order: `make test`
+    hands whole files to its workers in this order, and a long file handed out last leaves the other worker idle."""
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if "spark" in fixtures:
@@ -206,3 +208,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.s3)
         if "zookeeper" in fixtures:
             item.add_marker(pytest.mark.zookeeper)
+    rank: dict[str, int] = {}
+    for item in items:
+        kind = next((n for n, m in enumerate(_LONG_KINDS) if item.get_closest_marker(m) is not None), len(_LONG_KINDS))
+        rank[item.path.as_posix()] = min(rank.get(item.path.as_posix(), kind), kind)
+    items.sort(key=lambda item: rank[item.path.as_posix()])
+
+
+_LONG_KINDS = ("apache_hudi", "spark", "slow")
