@@ -519,8 +519,8 @@ def _commit_of(job: WriteJob) -> Commit:
 
 
 def _conflict_check(job: WriteJob) -> ConflictCheck:
-    """Optimistic concurrency control's check of a write (write/conflict.py): against what completed since the
-    timeline the write started from, and what was planned after its instant. The log appends of non-blocking
+    """Optimistic concurrency control's check of a write (write/conflict.py): against what completed or was
+    planned since the timeline the write started from (`WriteJob.started_from`). The log appends of non-blocking
     concurrency control are checked against replaced file groups only (write/non_blocking.py)."""
     buckets = by_bucket(job.config)
     appends = LockSettings.of(job.config).non_blocking and not non_blocking.checks_conflicts(job.operation)
