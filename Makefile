@@ -58,7 +58,7 @@ $(PYHUDI_JARS)/%.jar:
 TEST_WORKERS ?= 2
 
 test: $(VENV)/.installed java zookeeper apache-hudi
-	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=30 $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=30 $(PYTEST_ARGS)
 
 # The fast loop: the core without the JVM (Spark, ZooKeeper), S3 or the long runs.
 test-fast: $(VENV)/.installed

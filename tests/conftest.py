@@ -199,7 +199,8 @@ def table_path(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, dic
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark tests by the fixtures they use, so `-m "not spark"` and `-m "not s3"` select reliably; then put the
     files of the longest kinds first (Apache Hudi's, Spark's, the slow runs), keeping each file's order: `make test`
-    hands whole files to its workers in this order, and a long file handed out last leaves the other worker idle."""
+    hands whole files to its workers in this order (--no-loadscope-reorder: xdist would otherwise order files by
+    their number of tests, which put files of few long tests last, leaving the other worker idle for minutes)."""
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if "spark" in fixtures:
